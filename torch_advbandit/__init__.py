@@ -1,0 +1,12 @@
+"""torch_advbandit: adversarial and non-stationary kernelized bandits for PyTorch / BoTorch.
+
+Policies (``KernelizedExp3``, ``UniformRandom``, …) share one protocol: ``select()`` →
+``update(index, reward)``; see ``docs/API.md``.
+"""
+
+from . import estimators, exploration, kernels, parameters
+from .policies import KernelizedExp3, UniformRandom
+
+__version__ = "0.1.0"
+
+__all__ = ["KernelizedExp3", "UniformRandom", "estimators", "exploration", "kernels", "parameters"]

@@ -1,0 +1,6 @@
+"""Importance-weighted reward estimators for the Exp3 family (one interface, several algorithms)."""
+
+from .base import IPSEstimator
+from .exact import ExactIPSEstimator, exact_ips_estimate
+
+__all__ = ["IPSEstimator", "ExactIPSEstimator", "exact_ips_estimate"]

@@ -1,0 +1,50 @@
+"""The estimator interface shared by every Exp3-family policy."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+
+from .._validation import check_index, check_probs, check_real
+
+
+class IPSEstimator(ABC):
+    """One round of a kernelized importance-weighted estimator on a fixed candidate set.
+
+    An estimator is built once per policy (it may precompute kernel quantities) and then called
+    every round with the round's sampling distribution ``P_t``, the drawn index and its reward.
+    ``KernelizedExp3`` and its Nyström variant share one policy loop and differ only here.
+    Subclasses set ``candidates`` (``Tensor[n, d]``) and implement ``_estimate``; the public
+    ``estimate`` validates its arguments first (policies, which validated already, call
+    ``_estimate`` directly and so avoid device synchronisations in the hot path).
+    """
+
+    candidates: torch.Tensor
+
+    @property
+    def n(self) -> int:
+        """Number of candidates."""
+        return self.candidates.shape[0]
+
+    def estimate(
+        self, probs: torch.Tensor, index: int, reward: float, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(f_hat, width)``, both ``Tensor[n]``.
+
+        Args:
+            probs: ``P_t``, ``Tensor[n]``, non-negative, summing to one.
+            index: the drawn candidate ``x_t``.
+            reward: the observed ``y_t = f_t(x_t)``.
+            generator: randomness for estimators that sample (Nyström); ignored by exact ones.
+        """
+        probs = check_probs(probs, self.n, self.candidates)
+        index = check_index(index, self.n)
+        reward = check_real(reward, "reward")
+        return self._estimate(probs, index, reward, generator)
+
+    @abstractmethod
+    def _estimate(
+        self, probs: torch.Tensor, index: int, reward: float, generator: torch.Generator | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``estimate`` without argument checks."""

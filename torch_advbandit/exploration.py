@@ -1,0 +1,95 @@
+"""Exploration distributions ``π`` mixed into ``P_t`` by the Exp3 family (seed 1, Alg. 2, App. 16)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from gpytorch.kernels import Kernel
+
+from ._validation import check_candidates, check_int, check_positive
+from .kernels import kernel_columns, kernel_diag, prepare_kernel
+
+EXPLORATION_NAMES = ("mvr", "uniform")
+
+
+def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length: int) -> torch.Tensor:
+    """Maximum variance reduction (seed 1, Alg. 2): greedily pick the point of largest posterior variance.
+
+    ``x̃_i = argmax_x σ²(x; x̃_1..x̃_{i−1}, λ)`` with the GP posterior variance of seed Eq. 1,
+    ``σ²(x; X_i, λ) = k(x,x) − k(x,X_i)ᵀ(K(X_i,X_i) + λI)⁻¹k(x,X_i)``; ties go to the smallest
+    index and repeats are allowed. Incremental: the normalised posterior-covariance columns of
+    the chosen points are kept (a pivoted Cholesky of ``K(X_i, X_i) + λI``), so the cost is
+    ``O(n·N²)`` time and ``O(n·N)`` memory; no ``n × n`` matrix is formed.
+
+    Args:
+        kernel: GPyTorch kernel.
+        candidates: ``Tensor[n, d]``.
+        noise: ``λ > 0``.
+        length: ``N ≥ 1``, the number of greedy steps (``ceil(T·α)`` in Exp3).
+
+    Returns:
+        ``LongTensor[N]`` of candidate indices.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> mvr_sequence(make_kernel("se", 1), X, 1.0, 3).tolist()
+        [0, 19, 9]
+    """
+    candidates = check_candidates(candidates)
+    kernel = prepare_kernel(kernel, candidates)
+    noise = check_positive(noise, "noise")
+    length = check_int(length, "length", minimum=1)
+    var = kernel_diag(kernel, candidates).clone()
+    cols = torch.empty(candidates.shape[0], length, dtype=candidates.dtype, device=candidates.device)
+    chosen = torch.empty(length, dtype=torch.long, device=candidates.device)
+    for i in range(length):
+        j = torch.argmax(var)
+        chosen[i] = j
+        cov = kernel_columns(kernel, candidates, j.reshape(1)).squeeze(-1) - cols[:, :i] @ cols[j, :i]
+        cols[:, i] = cov / torch.sqrt(var[j] + noise)
+        var = (var - cols[:, i].square()).clamp_min_(0.0)
+    return chosen
+
+
+def exploration_distribution(
+    name: str, kernel: Kernel, candidates: torch.Tensor, *, noise: float, length: int
+) -> torch.Tensor:
+    """The exploration distribution ``π`` over the candidates, by name.
+
+    - ``"mvr"``: the empirical distribution of :func:`mvr_sequence` (seed 1, Alg. 2):
+      ``π(x) = #{i : x̃_i = x} / N``.
+    - ``"uniform"``: ``π(x) = 1/n`` (seed 1, App. 16).
+
+    Args:
+        name: one of :data:`EXPLORATION_NAMES`.
+        kernel: GPyTorch kernel.
+        candidates: ``Tensor[n, d]``.
+        noise: ``λ`` of the MVR posterior.
+        length: ``N = ceil(T·α)``.
+
+    Returns:
+        ``Tensor[n]`` summing to one, on the candidates' device and dtype.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(10, 1, dtype=torch.float64)
+        >>> exploration_distribution("uniform", make_kernel("se", 1), X, noise=1.0, length=5).sum()
+        tensor(1., dtype=torch.float64)
+    """
+    candidates = check_candidates(candidates)
+    n = candidates.shape[0]
+    if name == "uniform":
+        check_positive(noise, "noise")
+        check_int(length, "length", minimum=1)
+        return torch.full((n,), 1.0 / n, dtype=candidates.dtype, device=candidates.device)
+    if name == "mvr":
+        seq = mvr_sequence(kernel, candidates, noise, length)
+        return torch.bincount(seq, minlength=n).to(candidates.dtype) / len(seq)
+    raise ValueError(f"exploration must be one of {EXPLORATION_NAMES}, got {name!r}")
+
+
+def exploration_length(horizon: int, alpha: float) -> int:
+    """``N = ceil(T·α)``, the length of the MVR sequence used by Exp3 (seed 1, Alg. 1)."""
+    return max(1, math.ceil(horizon * alpha - 1e-9))

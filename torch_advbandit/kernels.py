@@ -1,0 +1,128 @@
+"""Kernels: construction with the papers' fixed hyperparameters and blocked, gradient-free evaluation.
+
+Every algorithm in this package reads the kernel only through the three helpers here
+(``kernel_matrix``, ``kernel_columns``, ``kernel_diag``), so any GPyTorch kernel with
+``k(x, x) ≤ 1`` works wherever a kernel is taken.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import gpytorch
+import torch
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
+
+KERNEL_NAMES = ("se", "matern52", "matern32")
+
+#: Upper bound on the number of entries one kernel block may hold (rows × columns); keeps
+#: GPyTorch's distance temporaries bounded when ``n`` is large.
+DEFAULT_BLOCK_ENTRIES = 2**24
+
+
+def make_kernel(
+    name: str,
+    d: int,
+    lengthscale: float | None = None,
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> Kernel:
+    """Build the papers' kernel with fixed hyperparameters and ``k(x, x) = 1``.
+
+    ``se``: ``k(x, x') = exp(-r²/2)``; ``matern52``: ``(1 + √5 r + 5r²/3) exp(-√5 r)``;
+    ``matern32``: ``(1 + √3 r) exp(-√3 r)``; ``r = ‖x − x'‖ / ℓ`` (seed 1, Sec. 2 and App. 17).
+    No output scale, so the kernel is bounded by one as the regret analysis assumes.
+
+    Args:
+        name: one of ``"se"``, ``"matern52"``, ``"matern32"``.
+        d: input dimension (used for the default lengthscale).
+        lengthscale: ``ℓ``; default ``0.3·sqrt(d)`` (seed 1, App. 17).
+        dtype, device: where the (gradient-free) hyperparameters live; float64 by default.
+
+    Returns:
+        A ``gpytorch.kernels.Kernel`` whose parameters do not require gradients.
+
+    Example:
+        >>> k = make_kernel("matern52", d=2)
+        >>> X = torch.rand(5, 2, dtype=torch.float64)
+        >>> k(X, X).to_dense().shape
+        torch.Size([5, 5])
+    """
+    if not isinstance(name, str) or name not in KERNEL_NAMES:
+        raise ValueError(f"name must be one of {KERNEL_NAMES}, got {name!r}")
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
+    if lengthscale is None:
+        lengthscale = 0.3 * math.sqrt(d)
+    if isinstance(lengthscale, bool) or not isinstance(lengthscale, (int, float)):
+        raise TypeError(f"lengthscale must be a float, got {type(lengthscale).__name__}")
+    if not math.isfinite(lengthscale) or lengthscale <= 0:
+        raise ValueError(f"lengthscale must be a finite positive number, got {lengthscale}")
+    kernel = RBFKernel() if name == "se" else MaternKernel(nu=2.5 if name == "matern52" else 1.5)
+    kernel = kernel.to(dtype=dtype, device=device)
+    kernel.lengthscale = torch.tensor(float(lengthscale), dtype=dtype, device=device)
+    kernel.requires_grad_(False)
+    kernel.eval()
+    return kernel
+
+
+def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel") -> Kernel:
+    """Return a copy of ``kernel`` on ``candidates``' device and dtype, checked to satisfy k(x,x) ≤ 1.
+
+    The caller's kernel is never modified. Raises ``TypeError`` for a non-GPyTorch kernel and
+    ``ValueError`` when ``k(x, x) > 1`` somewhere on the candidate set.
+    """
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"{name} must be a gpytorch.kernels.Kernel, got {type(kernel).__name__}")
+    kernel = copy.deepcopy(kernel).to(dtype=candidates.dtype, device=candidates.device)
+    kernel.requires_grad_(False)
+    kernel.eval()
+    diag = kernel_diag(kernel, candidates)
+    tol = 1e-6 if candidates.dtype == torch.float32 else 1e-10
+    if not bool(torch.isfinite(diag).all()) or float(diag.max()) > 1.0 + tol:
+        raise ValueError(f"{name} must satisfy k(x, x) ≤ 1 on the candidates, max is {float(diag.max()):.6g}")
+    if float(diag.min()) <= 0:
+        raise ValueError(f"{name} must satisfy k(x, x) > 0 on the candidates")
+    return kernel
+
+
+def _block_rows(num_cols: int, block_entries: int) -> int:
+    return max(1, block_entries // max(1, num_cols))
+
+
+def kernel_matrix(
+    kernel: Kernel,
+    X: torch.Tensor,
+    Y: torch.Tensor | None = None,
+    *,
+    block_entries: int = DEFAULT_BLOCK_ENTRIES,
+) -> torch.Tensor:
+    """Dense ``K[i, j] = k(X[i], Y[j])``, shape ``n × m``, evaluated in row blocks without gradients.
+
+    Example:
+        >>> K = kernel_matrix(make_kernel("se", 1), torch.rand(4, 1, dtype=torch.float64))
+    """
+    Y = X if Y is None else Y
+    rows = _block_rows(Y.shape[0], block_entries)
+    out = torch.empty(X.shape[0], Y.shape[0], dtype=X.dtype, device=X.device)
+    with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+        for start in range(0, X.shape[0], rows):
+            out[start : start + rows] = kernel(X[start : start + rows], Y).to_dense()
+    if Y is X:
+        out.diagonal().copy_(kernel_diag(kernel, X))
+    return out
+
+
+def kernel_columns(
+    kernel: Kernel, X: torch.Tensor, index: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES
+) -> torch.Tensor:
+    """Columns ``K[:, index]`` (shape ``n × len(index)``) without forming ``K``."""
+    return kernel_matrix(kernel, X, X[index], block_entries=block_entries)
+
+
+def kernel_diag(kernel: Kernel, X: torch.Tensor) -> torch.Tensor:
+    """Diagonal ``k(x_i, x_i)``, shape ``n``."""
+    with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+        return kernel(X, X, diag=True).to_dense().reshape(X.shape[0])
