@@ -5,9 +5,7 @@ from __future__ import annotations
 import torch
 
 
-def sample_from_log_probs(
-    log_probs: torch.Tensor, generator: torch.Generator, num_samples: int = 1
-) -> torch.Tensor:
+def sample_from_log_probs(log_probs: torch.Tensor, generator: torch.Generator, num_samples: int = 1) -> torch.Tensor:
     """Draw ``num_samples`` indices i.i.d. from ``P ∝ exp(log_probs)`` by the Gumbel-max trick.
 
     ``argmax_x (log P(x) + G_x)`` with ``G_x`` i.i.d. standard Gumbel has law ``P`` exactly,

@@ -74,7 +74,9 @@ class Policy(ABC):
         self.t += 1
 
     def observe(self, X: torch.Tensor, Y: torch.Tensor) -> None:
-        """BoTorch-style ``update``: ``X`` (``Tensor[1, d]``) is the pending candidate's row, ``Y`` (``Tensor[1, 1]``) its reward.
+        """BoTorch-style ``update``.
+
+        ``X`` (``Tensor[1, d]``) is the pending candidate's row, ``Y`` (``Tensor[1, 1]``) its reward.
 
         Raises:
             ValueError: shapes other than ``1 × d`` and ``1 × 1``, or ``X`` not the pending row.

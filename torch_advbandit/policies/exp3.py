@@ -162,7 +162,13 @@ class KernelizedExp3(Exp3Policy):
             exploration, est.kernel, candidates, noise=lam, length=exploration_length(horizon, alpha)
         )
         super().__init__(
-            candidates, horizon, estimator=est, exploration_probs=pi, eta=eta, alpha=alpha, beta=beta,
+            candidates,
+            horizon,
+            estimator=est,
+            exploration_probs=pi,
+            eta=eta,
+            alpha=alpha,
+            beta=beta,
             generator=generator,
         )
         self.lam = lam

@@ -1,0 +1,42 @@
+import math
+
+import torch
+
+from torch_advbandit.sampling import sample_from_log_probs
+
+
+def chi_square_statistic(counts, probs, draws):
+    expected = probs * draws
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def test_frequencies_match_probabilities(device):
+    probs = torch.tensor([0.5, 0.25, 0.125, 0.0625, 0.0625], dtype=torch.float64, device=device)
+    gen = torch.Generator(device=device).manual_seed(0)
+    draws = 200_000
+    idx = sample_from_log_probs(probs.log(), gen, draws)
+    counts = torch.bincount(idx, minlength=5).double()
+    # chi-square with 4 degrees of freedom: the 0.999 quantile is 18.47
+    assert chi_square_statistic(counts, probs, draws) < 18.47
+
+
+def test_unnormalised_and_extremely_skewed_log_weights():
+    gen = torch.Generator().manual_seed(1)
+    # weights exp(η·S) with S ~ 1e5 would overflow; log-space sampling does not care
+    log_w = torch.tensor([1e5, 1e5 + math.log(3.0), -1e5], dtype=torch.float64)
+    idx = sample_from_log_probs(log_w, gen, 40_000)
+    counts = torch.bincount(idx, minlength=3).double()
+    assert counts[2] == 0
+    assert abs(float(counts[1] / counts.sum()) - 0.75) < 0.01
+    # probabilities of 1e-30 are never drawn in a feasible number of draws, -inf never
+    log_p = torch.tensor([0.0, math.log(1e-30), -math.inf], dtype=torch.float64)
+    assert (sample_from_log_probs(log_p, gen, 10_000) == 0).all()
+
+
+def test_more_than_2_pow_24_categories():
+    n = 2**24 + 3
+    log_p = torch.full((n,), -math.inf, dtype=torch.float64)
+    log_p[n - 1] = 0.0
+    log_p[n - 2] = math.log(1e-3)
+    out = sample_from_log_probs(log_p, torch.Generator().manual_seed(2), 1)
+    assert int(out) in (n - 1, n - 2)

@@ -1,0 +1,17 @@
+"""Environments: who chooses ``f_t`` (adaptive adversary, oblivious sequence, …)."""
+
+from .adversarial import (
+    AdaptiveAdversary,
+    ObliviousEnvironment,
+    random_rkhs_functions,
+    rkhs_functions_from_centres,
+)
+from .base import Environment
+
+__all__ = [
+    "Environment",
+    "AdaptiveAdversary",
+    "ObliviousEnvironment",
+    "random_rkhs_functions",
+    "rkhs_functions_from_centres",
+]

@@ -1,0 +1,118 @@
+"""Trial configurations and their result records, one JSON file each, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..kernels import KERNEL_NAMES
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    """Everything that determines one trial; its ``key`` names the record file.
+
+    Attributes:
+        setting: 1–4 (:data:`~torch_advbandit.experiments.settings.SETTINGS`).
+        kernel: ``"se"``, ``"matern52"`` or ``"matern32"``.
+        policy: a key of :data:`~torch_advbandit.experiments.settings.POLICIES`.
+        horizon: ``T``.
+        seed: seeds the adversary's function class and the learner's generator.
+        num_functions, num_centres: the adversary's ``|F|`` and ``M``.
+        device: where the trial runs.
+    """
+
+    setting: int
+    kernel: str
+    policy: str
+    horizon: int
+    seed: int
+    num_functions: int = 1000
+    num_centres: int = 100
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        from .settings import POLICIES, SETTINGS  # late import: settings imports policies
+
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {sorted(SETTINGS)}, got {self.setting!r}")
+        if self.kernel not in KERNEL_NAMES:
+            raise ValueError(f"kernel must be one of {KERNEL_NAMES}, got {self.kernel!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {self.policy!r}")
+        for name in ("horizon", "num_functions", "num_centres"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    @property
+    def key(self) -> str:
+        return (
+            f"s{self.setting}-{self.kernel}-{self.policy}-T{self.horizon}-seed{self.seed}"
+            f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}"
+        )
+
+
+@dataclass
+class TrialRecord:
+    """The result of one trial: per-round curves and summary numbers.
+
+    Attributes:
+        config: the trial's :class:`TrialConfig` as a dict.
+        expected_regret: cumulative expected regret after each round,
+            ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} Σ_x P_s(x) f_s(x)`` (ALGORITHMS.md §7).
+        realised_regret: ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} f_s(x_s)``.
+        chosen: the index drawn each round.
+        round_seconds: the learner's wall time each round (``probabilities`` + ``select`` + ``update``).
+        setup_seconds: the learner's construction time (kernel matrix, exploration distribution).
+        environment: machine and library versions.
+    """
+
+    config: dict[str, Any]
+    expected_regret: list[float]
+    realised_regret: list[float]
+    chosen: list[int]
+    round_seconds: list[float]
+    setup_seconds: float
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def trial(self) -> TrialConfig:
+        return TrialConfig(**self.config)
+
+    @property
+    def mean_round_seconds(self) -> float:
+        return sum(self.round_seconds) / len(self.round_seconds)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``<directory>/<key>.json`` atomically (temporary file, then rename)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.trial.key}.json"
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(asdict(self), fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrialRecord:
+        with open(path) as fh:
+            return cls(**json.load(fh))
+
+
+def record_path(directory: str | Path, config: TrialConfig) -> Path:
+    """Where the record of ``config`` lives under ``directory``."""
+    return Path(directory) / f"{config.key}.json"

@@ -1,0 +1,147 @@
+"""One runner for every trial: a policy against an environment, measured each round."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from ..environments import AdaptiveAdversary, Environment
+from ..kernels import make_kernel
+from ..policies import RandomizedPolicy
+from .records import TrialConfig, TrialRecord, record_path
+from .settings import POLICIES, SETTINGS
+
+
+@dataclass
+class Trajectory:
+    """Per-round measurements of one run; see :class:`~torch_advbandit.experiments.records.TrialRecord`."""
+
+    expected_regret: list[float]
+    realised_regret: list[float]
+    chosen: list[int]
+    round_seconds: list[float]
+
+
+def play(
+    policy: RandomizedPolicy,
+    environment: Environment,
+    horizon: int,
+    *,
+    on_round: Callable[[int], None] | None = None,
+) -> Trajectory:
+    """Run ``policy`` against ``environment`` for ``horizon`` rounds.
+
+    Each round: ``P_t = policy.probabilities()``; the environment picks ``f_t`` (seeing ``P_t``);
+    ``x_t = policy.select()``; ``policy.update(x_t, f_t(x_t))``. Records the cumulative expected
+    regret ``max_x Σ_s f_s(x) − Σ_s ⟨P_s, f_s⟩``, the realised regret
+    ``max_x Σ_s f_s(x) − Σ_s f_s(x_s)`` (ALGORITHMS.md §7), ``x_t``, and the learner's wall time
+    (``probabilities`` + ``select`` + ``update``; the environment's time is excluded).
+
+    Example:
+        >>> from torch_advbandit import UniformRandom
+        >>> from torch_advbandit.environments import ObliviousEnvironment
+        >>> X = torch.rand(5, 1, dtype=torch.float64)
+        >>> env = ObliviousEnvironment(torch.rand(10, 5, dtype=torch.float64))
+        >>> len(play(UniformRandom(X, None, 10), env, 10).expected_regret)
+        10
+    """
+    n = environment.num_candidates
+    like = policy.candidates
+    cumulative = torch.zeros(n, dtype=like.dtype, device=like.device)
+    expected_gain = realised_gain = 0.0
+    out = Trajectory([], [], [], [])
+    for t in range(horizon):
+        start = time.perf_counter()
+        probs = policy.probabilities()
+        learner = time.perf_counter() - start
+        f = environment.rewards(t, probs)
+        start = time.perf_counter()
+        index = policy.select()
+        reward = float(f[index])
+        policy.update(index, reward)
+        learner += time.perf_counter() - start
+        cumulative += f
+        expected_gain += float(f @ probs)
+        realised_gain += reward
+        best = float(cumulative.max())
+        out.expected_regret.append(best - expected_gain)
+        out.realised_regret.append(best - realised_gain)
+        out.chosen.append(index)
+        out.round_seconds.append(learner)
+        if on_round is not None:
+            on_round(t)
+    return out
+
+
+def machine_info() -> dict[str, str]:
+    """Machine and library versions, stored with every record."""
+    info = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "processor": platform.processor() or "unknown",
+        "threads": str(torch.get_num_threads()),
+    }
+    if torch.cuda.is_available():
+        info["cuda_device"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def build_environment(config: TrialConfig) -> AdaptiveAdversary:
+    """The trial's adversary; its function class depends on the setting, kernel and seed only
+    (generator seeded with ``2·seed``), so every policy with the same seed faces the same ``F``."""
+    setting = SETTINGS[config.setting]
+    device = torch.device(config.device)
+    return AdaptiveAdversary.from_kernel(
+        make_kernel(config.kernel, setting.d, device=device),
+        setting.candidates(device=device),
+        num_functions=config.num_functions,
+        num_centres=config.num_centres,
+        generator=torch.Generator(device=device).manual_seed(2 * config.seed),
+    )
+
+
+def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = None) -> TrialRecord:
+    """Run one configured trial: the setting's grid, the paper's adversary, the named policy.
+
+    The learner's draws use a generator seeded with ``2·seed + 1``.
+    """
+    device = torch.device(config.device)
+    X = SETTINGS[config.setting].candidates(device=device)
+    env = build_environment(config)
+    start = time.perf_counter()
+    policy = POLICIES[config.policy](
+        X, config.kernel, config.horizon, torch.Generator(device=device).manual_seed(2 * config.seed + 1)
+    )
+    setup = time.perf_counter() - start
+    traj = play(policy, env, config.horizon, on_round=on_round)
+    return TrialRecord(config=asdict(config), setup_seconds=setup, environment=machine_info(), **asdict(traj))
+
+
+def run_trials(
+    configs: Iterable[TrialConfig],
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+) -> list[TrialRecord]:
+    """Run every configuration not already recorded under ``out_dir/trials``; return all records.
+
+    Finished trials are written one file each, atomically, as they complete, so an interrupted
+    run loses only the trial in flight and a re-run skips what is done. One tqdm bar counts
+    rounds over all pending trials.
+    """
+    from tqdm.auto import tqdm
+
+    trial_dir = Path(out_dir) / "trials"
+    configs = list(dict.fromkeys(configs))
+    todo = [c for c in configs if not record_path(trial_dir, c).exists()]
+    with tqdm(total=sum(c.horizon for c in todo), unit="round", disable=not progress, dynamic_ncols=True) as bar:
+        for config in todo:
+            bar.set_postfix_str(f"s{config.setting} {config.kernel} {config.policy} seed {config.seed}")
+            run_trial(config, on_round=lambda _t: bar.update(1)).save(trial_dir)
+    return [TrialRecord.load(record_path(trial_dir, c)) for c in configs]
