@@ -231,3 +231,19 @@ def test_kernelized_exp3_beats_uniform_against_adaptive_adversary():
         r_unif = play(unif, env, T).expected_regret[-1]
         ratios.append(r_exp3 / r_unif)
     assert max(ratios) < 0.5, ratios
+
+
+def test_float32_policy_is_an_explicit_choice_close_to_float64():
+    X64 = grid(60)
+    params = paper_parameters("matern52", 100, 1)
+    a = KernelizedExp3(X64, make_kernel("matern52", 1), 100, **params, generator=torch.Generator().manual_seed(0))
+    b = KernelizedExp3(
+        X64.float(), make_kernel("matern52", 1), 100, **params, generator=torch.Generator().manual_seed(0)
+    )
+    assert a.probabilities().dtype == DT and b.probabilities().dtype == torch.float32
+    for t in range(10):
+        i = a.select()
+        b._pending = i  # replay the same draws
+        a.update(i, math.sin(t + i))
+        b.update(i, math.sin(t + i))
+    torch.testing.assert_close(b.probabilities().double(), a.probabilities(), rtol=1e-3, atol=1e-6)
