@@ -4,9 +4,18 @@ Policies (``KernelizedExp3``, ``UniformRandom``, …) share one protocol: ``sele
 ``update(index, reward)``; see ``docs/API.md``.
 """
 
-from . import estimators, exploration, kernels, parameters
-from .policies import KernelizedExp3, UniformRandom
+from . import estimators, exploration, kernels, nystrom, parameters
+from .policies import KernelizedExp3, RLSKernelizedExp3, UniformRandom
 
 __version__ = "0.1.0"
 
-__all__ = ["KernelizedExp3", "UniformRandom", "estimators", "exploration", "kernels", "parameters"]
+__all__ = [
+    "KernelizedExp3",
+    "RLSKernelizedExp3",
+    "UniformRandom",
+    "estimators",
+    "exploration",
+    "kernels",
+    "nystrom",
+    "parameters",
+]

@@ -2,5 +2,12 @@
 
 from .base import IPSEstimator
 from .exact import ExactIPSEstimator, exact_ips_estimate
+from .nystrom import NystromIPSEstimator, nystrom_ips_estimate
 
-__all__ = ["IPSEstimator", "ExactIPSEstimator", "exact_ips_estimate"]
+__all__ = [
+    "IPSEstimator",
+    "ExactIPSEstimator",
+    "NystromIPSEstimator",
+    "exact_ips_estimate",
+    "nystrom_ips_estimate",
+]

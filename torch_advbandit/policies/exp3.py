@@ -103,7 +103,58 @@ class Exp3Policy(RandomizedPolicy):
         self._log_probs = None
 
 
-class KernelizedExp3(Exp3Policy):
+class KernelExp3(Exp3Policy):
+    """Shared constructor of the kernelized Exp3 policies: checks, ridge ``c = λ/T``, ``π``, estimator.
+
+    Subclasses implement ``_make_estimator(kernel, candidates, ridge)``; everything else —
+    the loop, the exploration distribution (MVR with ``N = ceil(T·α)`` points and noise ``λ`` by
+    default, seed 1 Alg. 2), the state — is common.
+    """
+
+    def __init__(
+        self,
+        candidates: torch.Tensor,
+        kernel: Kernel,
+        horizon: int,
+        *,
+        eta: float,
+        alpha: float,
+        lam: float,
+        beta: float,
+        exploration: str = "mvr",
+        generator: torch.Generator | None = None,
+    ) -> None:
+        candidates = check_candidates(candidates)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        lam = check_positive(lam, "lam")
+        alpha = check_unit_interval(alpha, "alpha")
+        check_positive(eta, "eta")
+        check_positive(beta, "beta", allow_zero=True)
+        est = self._make_estimator(kernel, candidates, lam / horizon)
+        pi = exploration_distribution(
+            exploration, est.kernel, candidates, noise=lam, length=exploration_length(horizon, alpha)
+        )
+        super().__init__(
+            candidates,
+            horizon,
+            estimator=est,
+            exploration_probs=pi,
+            eta=eta,
+            alpha=alpha,
+            beta=beta,
+            generator=generator,
+        )
+        self.lam = lam
+        self.exploration = exploration
+
+    def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
+        raise NotImplementedError
+
+    def hyperparameters(self) -> dict[str, Any]:
+        return {**super().hyperparameters(), "lam": self.lam, "exploration": self.exploration}
+
+
+class KernelizedExp3(KernelExp3):
     """Kernelized Exp3 (seed 1, Alg. 1) with the exact estimator of Eq. 3.
 
     Regret ``Õ(sqrt(T·γ_T))`` against an adaptive adversary choosing ``f_t`` in the RKHS ball of
@@ -149,30 +200,19 @@ class KernelizedExp3(Exp3Policy):
         estimator: str = "exact",
         generator: torch.Generator | None = None,
     ) -> None:
-        candidates = check_candidates(candidates)
-        horizon = check_int(horizon, "horizon", minimum=1)
-        lam = check_positive(lam, "lam")
-        alpha = check_unit_interval(alpha, "alpha")
-        check_positive(eta, "eta")
-        check_positive(beta, "beta", allow_zero=True)
         if estimator != "exact":
             raise ValueError(f"estimator must be 'exact', got {estimator!r}")
-        est = ExactIPSEstimator(kernel, candidates, lam / horizon)
-        pi = exploration_distribution(
-            exploration, est.kernel, candidates, noise=lam, length=exploration_length(horizon, alpha)
-        )
         super().__init__(
             candidates,
+            kernel,
             horizon,
-            estimator=est,
-            exploration_probs=pi,
             eta=eta,
             alpha=alpha,
+            lam=lam,
             beta=beta,
+            exploration=exploration,
             generator=generator,
         )
-        self.lam = lam
-        self.exploration = exploration
 
-    def hyperparameters(self) -> dict[str, Any]:
-        return {**super().hyperparameters(), "lam": self.lam, "exploration": self.exploration}
+    def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
+        return ExactIPSEstimator(kernel, candidates, ridge)

@@ -1,0 +1,161 @@
+"""The Nyström kernelized estimator of RLS-kernelized Exp3 (seed 1, Eqs. 6–7; ALGORITHMS.md §5)."""
+
+from __future__ import annotations
+
+import torch
+from gpytorch.kernels import Kernel
+from linear_operator.utils.cholesky import psd_safe_cholesky
+
+from .._validation import check_candidates, check_positive
+from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
+from ..nystrom import LandmarkSelector, NystromSample, RecursiveRLSSelector
+from .base import IPSEstimator
+
+
+def symmetric_pinv_sqrt(B: torch.Tensor) -> torch.Tensor:
+    """``R`` with ``R Rᵀ = B⁺`` for symmetric PSD ``B`` (``s × s``): ``R = U Λ^{+1/2}`` on kept eigenvalues.
+
+    Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of seed Eq. 6), so the
+    returned ``R`` is ``s × r`` with ``r`` the numerical rank.
+    """
+    evals, evecs = torch.linalg.eigh(B)
+    if evals.numel() == 0:
+        return evecs
+    cutoff = evals.max().clamp_min(0) * B.shape[-1] * torch.finfo(B.dtype).eps
+    keep = evals > cutoff
+    return evecs[:, keep] * evals[keep].rsqrt()
+
+
+def nystrom_features(
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    probs: torch.Tensor,
+    sample: NystromSample,
+    *,
+    block_entries: int = DEFAULT_BLOCK_ENTRIES,
+) -> torch.Tensor:
+    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` (seed 1, Eq. 6).
+
+    ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``; dividing out ``sqrt(P(x))``
+    (which ``φ_t(x)`` carries as a factor) keeps every later formula free of ``1/P(x)``.
+    """
+    idx, w = sample.indices, sample.weights
+    scale = probs[idx].sqrt() * w
+    K_xs = kernel_matrix(kernel, candidates, candidates[idx], block_entries=block_entries)  # n × s
+    B = scale.unsqueeze(-1) * K_xs[idx] * scale.unsqueeze(-2)
+    R = symmetric_pinv_sqrt(B)
+    return (K_xs * scale) @ R
+
+
+class NystromIPSEstimator(IPSEstimator):
+    """RLS-kernelized Exp3's estimator: a fresh Nyström dictionary each round, then seed 1, Eqs. 6–7.
+
+    With ``ϕ(x) = φ_t(x)/sqrt(P(x))`` and ``M_t = Σ_x P(x)ϕ(x)ϕ(x)ᵀ + cI`` (= ``Σ φφᵀ + cI``)::
+
+        f̃_t(x)  = y_t · ϕ(x)ᵀ M_t⁻¹ ϕ(x_t)
+        σ̃_t²(x) = (k(x,x) − ‖ϕ(x)‖²)/c + ϕ(x)ᵀ M_t⁻¹ ϕ(x)
+
+    which are seed Eqs. 6–7 with the ``1/sqrt(P)`` factors cancelled. Cost ``O(n·s² + s³)`` per
+    round, memory ``O(n·s)``; never an ``n × n`` matrix. With the full dictionary (``S = I``)
+    both equal the exact estimator to rounding.
+
+    Args:
+        kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
+        candidates: ``Tensor[n, d]``.
+        ridge: ``c = λ / T``.
+        selector: a :class:`~torch_advbandit.nystrom.LandmarkSelector`; default
+            :class:`~torch_advbandit.nystrom.RecursiveRLSSelector` with ``δ = 0.1``.
+
+    Attributes:
+        last_sample: the dictionary drawn in the latest round (for diagnostics).
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 600, dtype=torch.float64).unsqueeze(-1)
+        >>> est = NystromIPSEstimator(make_kernel("se", 1), X, ridge=1e-3)
+        >>> P = torch.full((600,), 1 / 600, dtype=torch.float64)
+        >>> f_hat, width = est.estimate(P, 3, 0.5, generator=torch.Generator().manual_seed(0))
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        candidates: torch.Tensor,
+        ridge: float,
+        *,
+        selector: LandmarkSelector | None = None,
+        block_entries: int = DEFAULT_BLOCK_ENTRIES,
+    ) -> None:
+        self.candidates = check_candidates(candidates)
+        self.kernel = prepare_kernel(kernel, self.candidates)
+        self.ridge = check_positive(ridge, "ridge")
+        self.selector = RecursiveRLSSelector() if selector is None else selector
+        self.block_entries = block_entries
+        self.k_diag = kernel_diag(self.kernel, self.candidates)
+        self.last_sample: NystromSample | None = None
+
+    def _estimate(self, probs, index, reward, generator):
+        if generator is None:
+            raise ValueError("generator is required: the Nyström dictionary is sampled each round")
+        sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)
+        self.last_sample = sample
+        return self.estimate_with_sample(probs, index, reward, sample)
+
+    def estimate_with_sample(
+        self, probs: torch.Tensor, index: int, reward: float, sample: NystromSample
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Seed 1, Eqs. 6–7 for a given dictionary; returns ``(f_hat, width)``, both ``Tensor[n]``."""
+        phi = nystrom_features(self.kernel, self.candidates, probs, sample, block_entries=self.block_entries)
+        residual = (self.k_diag - phi.square().sum(-1)).clamp_min(0.0) / self.ridge
+        if phi.shape[-1] == 0:
+            return torch.zeros_like(self.k_diag), residual.sqrt()
+        M = phi.mT @ (probs.unsqueeze(-1) * phi)
+        M.diagonal().add_(self.ridge)
+        G = torch.linalg.solve_triangular(psd_safe_cholesky(M), phi.mT, upper=False)  # r × n
+        f_hat = (G.mT @ G[:, index]) * reward
+        width = (residual + G.square().sum(-2)).sqrt()
+        return f_hat, width
+
+
+def nystrom_ips_estimate(
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    probs: torch.Tensor,
+    index: int,
+    reward: float,
+    ridge: float,
+    sample: NystromSample,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Functional form of one Nyström estimate (seed 1, Eqs. 6–7) with a given dictionary.
+
+    Args:
+        kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
+        candidates: ``Tensor[n, d]``.
+        probs: ``P_t``, ``Tensor[n]``.
+        index: the drawn candidate ``x_t``.
+        reward: ``y_t``.
+        ridge: ``c`` (``λ / T``).
+        sample: the :class:`~torch_advbandit.nystrom.NystromSample`.
+
+    Returns:
+        ``(f_hat, width)``, both ``Tensor[n]``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> from torch_advbandit.nystrom import NystromSample
+        >>> X = torch.rand(20, 1, dtype=torch.float64)
+        >>> P = torch.full((20,), 0.05, dtype=torch.float64)
+        >>> full = NystromSample(torch.arange(20), torch.ones(20, dtype=torch.float64))
+        >>> f_hat, width = nystrom_ips_estimate(make_kernel("se", 1), X, P, 0, 1.0, 1e-2, full)
+    """
+    from .._validation import check_index, check_probs, check_real
+
+    est = NystromIPSEstimator(kernel, candidates, ridge)
+    probs = check_probs(probs, est.n, est.candidates)
+    index = check_index(index, est.n)
+    reward = check_real(reward, "reward")
+    if not isinstance(sample, NystromSample):
+        raise TypeError(f"sample must be a NystromSample, got {type(sample).__name__}")
+    if sample.size and int(sample.indices.max()) >= est.n or sample.size and int(sample.indices.min()) < 0:
+        raise ValueError(f"sample.indices must lie in [0, {est.n})")
+    return est.estimate_with_sample(probs, index, reward, sample)
