@@ -122,3 +122,35 @@ def test_trial_config_validation(kw, match):
     base = dict(setting=1, kernel="se", policy="uniform", horizon=10, seed=0)
     with pytest.raises(ValueError, match=match):
         TrialConfig(**{**base, **kw})
+
+
+def test_timed_rounds_protocol_and_dictionary_sizes(tmp_path):
+    timed = run_trial(small("kernelized_exp3", timed_rounds=2, horizon=50))
+    assert len(timed.expected_regret) == 2 and timed.trial.timing_only
+    rls = run_trial(small("rls_kernelized_exp3", horizon=5))
+    # setting 1 has 400 < 192·log(10) points: Alg. 3 returns the whole set every round
+    assert rls.diagnostics["dictionary_size"] == [400.0] * 5
+    rows = summarize([timed, rls])
+    assert rows[0].timing_only and rows[1].dictionary_size == 400
+    table = markdown_table(rows)
+    assert "one round timed" in table and "| 400 |" in table
+    assert plot_regret([timed], tmp_path) == []  # timing-only trials have no regret curve
+
+
+def test_cli_times_exact_exp3_for_one_round_on_large_settings(tmp_path, monkeypatch):
+    from torch_advbandit import cli
+
+    seen = []
+
+    def fake_run_trials(configs, out, progress):
+        seen.extend(configs)
+        return []
+
+    monkeypatch.setattr("torch_advbandit.experiments.run_trials", fake_run_trials)
+    monkeypatch.setattr("torch_advbandit.experiments.plot_regret", lambda records, out: [])
+    args = ["run", "--setting", "3", "--policy", "kernelized_exp3", "rls_kernelized_exp3", "--seeds", "1"]
+    assert cli.main([*args, "--out", str(tmp_path), "--no-progress"]) == 0
+    assert {(c.policy, c.timed_rounds) for c in seen} == {("kernelized_exp3", 1), ("rls_kernelized_exp3", None)}
+    seen.clear()
+    assert cli.main([*args, "--out", str(tmp_path), "--no-progress", "--full-exact"]) == 0
+    assert {c.timed_rounds for c in seen} == {None}

@@ -6,11 +6,14 @@ import math
 
 import torch
 from gpytorch.kernels import Kernel
+from linear_operator.utils.cholesky import psd_safe_cholesky
 
-from ._validation import check_candidates, check_int, check_positive
+from ._validation import check_candidates, check_generator, check_int, check_positive
 from .kernels import kernel_columns, kernel_diag, prepare_kernel
+from .linalg import symmetric_pinv_sqrt
+from .nystrom import RecursiveRLSSelector
 
-EXPLORATION_NAMES = ("mvr", "uniform")
+EXPLORATION_NAMES = ("mvr", "approx_mvr", "uniform")
 
 
 def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length: int) -> torch.Tensor:
@@ -53,13 +56,94 @@ def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length:
     return chosen
 
 
+def approx_mvr_sequence(
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    noise: float,
+    length: int,
+    *,
+    delta: float = 0.1,
+    generator: torch.Generator | None = None,
+    base_constant: float = 192.0,
+    oversampling_constant: float = 16.0,
+) -> torch.Tensor:
+    """Approximate MVR (seed 1, Alg. 4, App. 14): MVR with Nyström posterior variances.
+
+    At step ``i`` a dictionary ``S`` of the chosen points ``D = (x̃_1..x̃_{i−1})`` is drawn by
+    recursive RLS sampling (Alg. 3; unweighted ``k``, ridge ``λ``), every candidate is embedded
+    as ``z(x) = [(SᵀK_D S)^{1/2}]⁺ Sᵀ k_D(x)``, and the next point maximises
+    ``σ̃²(x) = (k(x,x) − ‖z(x)‖²) + λ·z(x)ᵀ(Z_iᵀZ_i + λI)⁻¹z(x)`` (``Z_i`` the embedded chosen
+    points); ties go to the smallest index. Cost per step ``O(i·s² + n·s²)``.
+
+    While ``i − 1 ≤ base_constant·log(1/δ)`` Alg. 3 returns every chosen point with weight one,
+    and then ``σ̃²`` *equals* the exact posterior variance; those steps use the ``O(n)``
+    incremental update of :func:`mvr_sequence` (same result, no sampling).
+
+    Args:
+        kernel: GPyTorch kernel.
+        candidates: ``Tensor[n, d]``.
+        noise: ``λ > 0``.
+        length: ``N ≥ 1``.
+        delta, base_constant, oversampling_constant: Alg. 3's parameters.
+        generator: ``torch.Generator`` on the candidates' device (for the dictionaries).
+
+    Returns:
+        ``LongTensor[N]`` of candidate indices.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> approx_mvr_sequence(make_kernel("se", 1), X, 1.0, 3).tolist()
+        [0, 19, 9]
+    """
+    candidates = check_candidates(candidates)
+    kernel = prepare_kernel(kernel, candidates)
+    noise = check_positive(noise, "noise")
+    length = check_int(length, "length", minimum=1)
+    generator = check_generator(generator, candidates.device)
+    selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant)
+    exact_steps = min(length, math.floor(base_constant * math.log(1.0 / delta)) + 1)
+    chosen = mvr_sequence(kernel, candidates, noise, exact_steps)
+    if exact_steps == length:
+        return chosen
+    k_diag = kernel_diag(kernel, candidates)
+    picks = [chosen]
+    for _ in range(length - exact_steps):
+        D = torch.cat(picks)
+        ones = torch.ones(D.numel(), dtype=candidates.dtype, device=candidates.device)
+        sample = selector.select(kernel, candidates[D], noise, ones, generator)
+        picks.append(torch.argmax(_nystrom_posterior_variance(kernel, candidates, k_diag, D, sample, noise)).reshape(1))
+    return torch.cat(picks)
+
+
+def _nystrom_posterior_variance(kernel, candidates, k_diag, chosen, sample, noise) -> torch.Tensor:
+    """``σ̃²(x)`` of Alg. 4 for every candidate, ``Tensor[n]``."""
+    landmarks = chosen[sample.indices]
+    K_xs = kernel_columns(kernel, candidates, landmarks) * sample.weights  # n × s
+    R = symmetric_pinv_sqrt(K_xs[landmarks] * sample.weights.unsqueeze(-1))
+    z = K_xs @ R  # n × r
+    Z = z[chosen]
+    C = Z.mT @ Z
+    C.diagonal().add_(noise)
+    Q = torch.linalg.solve_triangular(psd_safe_cholesky(C), z.mT, upper=False)
+    return (k_diag - z.square().sum(-1)).clamp_min(0.0) + noise * Q.square().sum(-2)
+
+
 def exploration_distribution(
-    name: str, kernel: Kernel, candidates: torch.Tensor, *, noise: float, length: int
+    name: str,
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    *,
+    noise: float,
+    length: int,
+    generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """The exploration distribution ``π`` over the candidates, by name.
 
     - ``"mvr"``: the empirical distribution of :func:`mvr_sequence` (seed 1, Alg. 2):
       ``π(x) = #{i : x̃_i = x} / N``.
+    - ``"approx_mvr"``: the empirical distribution of :func:`approx_mvr_sequence` (Alg. 4; uses
+      ``generator``).
     - ``"uniform"``: ``π(x) = 1/n`` (seed 1, App. 16).
 
     Args:
@@ -68,6 +152,7 @@ def exploration_distribution(
         candidates: ``Tensor[n, d]``.
         noise: ``λ`` of the MVR posterior.
         length: ``N = ceil(T·α)``.
+        generator: randomness for ``"approx_mvr"``.
 
     Returns:
         ``Tensor[n]`` summing to one, on the candidates' device and dtype.
@@ -84,8 +169,11 @@ def exploration_distribution(
         check_positive(noise, "noise")
         check_int(length, "length", minimum=1)
         return torch.full((n,), 1.0 / n, dtype=candidates.dtype, device=candidates.device)
-    if name == "mvr":
-        seq = mvr_sequence(kernel, candidates, noise, length)
+    if name in ("mvr", "approx_mvr"):
+        if name == "mvr":
+            seq = mvr_sequence(kernel, candidates, noise, length)
+        else:
+            seq = approx_mvr_sequence(kernel, candidates, noise, length, generator=generator)
         return torch.bincount(seq, minlength=n).to(candidates.dtype) / len(seq)
     raise ValueError(f"exploration must be one of {EXPLORATION_NAMES}, got {name!r}")
 

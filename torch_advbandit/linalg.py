@@ -25,6 +25,20 @@ def weighted_gram(K: torch.Tensor, probs: torch.Tensor, ridge: float) -> torch.T
     return out
 
 
+def symmetric_pinv_sqrt(B: torch.Tensor) -> torch.Tensor:
+    """``R`` with ``R Rᵀ = B⁺`` for symmetric PSD ``B`` (``s × s``): ``R = U Λ^{+1/2}`` on kept eigenvalues.
+
+    Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of seed Eq. 6), so the
+    returned ``R`` is ``s × r`` with ``r`` the numerical rank.
+    """
+    evals, evecs = torch.linalg.eigh(B)
+    if evals.numel() == 0:
+        return evecs
+    cutoff = evals.max().clamp_min(0) * B.shape[-1] * torch.finfo(B.dtype).eps
+    keep = evals > cutoff
+    return evecs[:, keep] * evals[keep].rsqrt()
+
+
 @dataclass(frozen=True)
 class WeightedGramFactor:
     """The solved factor ``V = L⁻¹ D^{1/2} K`` of one round, ``L = chol(K̃ + cI)``.

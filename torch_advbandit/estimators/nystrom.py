@@ -8,22 +8,9 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from .._validation import check_candidates, check_positive
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
+from ..linalg import symmetric_pinv_sqrt
 from ..nystrom import LandmarkSelector, NystromSample, RecursiveRLSSelector
 from .base import IPSEstimator
-
-
-def symmetric_pinv_sqrt(B: torch.Tensor) -> torch.Tensor:
-    """``R`` with ``R Rᵀ = B⁺`` for symmetric PSD ``B`` (``s × s``): ``R = U Λ^{+1/2}`` on kept eigenvalues.
-
-    Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of seed Eq. 6), so the
-    returned ``R`` is ``s × r`` with ``r`` the numerical rank.
-    """
-    evals, evecs = torch.linalg.eigh(B)
-    if evals.numel() == 0:
-        return evecs
-    cutoff = evals.max().clamp_min(0) * B.shape[-1] * torch.finfo(B.dtype).eps
-    keep = evals > cutoff
-    return evecs[:, keep] * evals[keep].rsqrt()
 
 
 def nystrom_features(

@@ -24,6 +24,9 @@ class TrialConfig:
         seed: seeds the adversary's function class and the learner's generator.
         num_functions, num_centres: the adversary's ``|F|`` and ``M``.
         device: where the trial runs.
+        timed_rounds: run only this many rounds, to time them (the paper's protocol for exact
+            kernelized Exp3 on settings 3–4: "running the algorithm for only 1 round"); ``None``
+            runs the whole horizon. Parameters still use ``horizon``.
     """
 
     setting: int
@@ -34,6 +37,7 @@ class TrialConfig:
     num_functions: int = 1000
     num_centres: int = 100
     device: str = "cpu"
+    timed_rounds: int | None = None
 
     def __post_init__(self) -> None:
         from .settings import POLICIES, SETTINGS  # late import: settings imports policies
@@ -48,14 +52,28 @@ class TrialConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.timed_rounds is not None and (
+            isinstance(self.timed_rounds, bool) or not isinstance(self.timed_rounds, int) or self.timed_rounds < 1
+        ):
+            raise ValueError(f"timed_rounds must be None or a positive integer, got {self.timed_rounds!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
     @property
+    def rounds_to_run(self) -> int:
+        return self.horizon if self.timed_rounds is None else min(self.horizon, self.timed_rounds)
+
+    @property
+    def timing_only(self) -> bool:
+        """True when the trial runs fewer rounds than its horizon (its regret is not comparable)."""
+        return self.rounds_to_run < self.horizon
+
+    @property
     def key(self) -> str:
+        timed = "" if self.timed_rounds is None else f"-timed{self.timed_rounds}"
         return (
             f"s{self.setting}-{self.kernel}-{self.policy}-T{self.horizon}-seed{self.seed}"
-            f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}"
+            f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}{timed}"
         )
 
 
@@ -72,6 +90,7 @@ class TrialRecord:
         round_seconds: the learner's wall time each round (``probabilities`` + ``select`` + ``update``).
         setup_seconds: the learner's construction time (kernel matrix, exploration distribution).
         environment: machine and library versions.
+        diagnostics: per-round policy diagnostics, e.g. ``dictionary_size`` (``s_t``) for RLS.
     """
 
     config: dict[str, Any]
@@ -81,6 +100,7 @@ class TrialRecord:
     round_seconds: list[float]
     setup_seconds: float
     environment: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def trial(self) -> TrialConfig:

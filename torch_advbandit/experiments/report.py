@@ -26,6 +26,8 @@ class SummaryRow:
     realised_mean: float
     realised_se: float
     round_seconds: float
+    dictionary_size: float | None = None
+    timing_only: bool = False
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -41,32 +43,55 @@ def _groups(records: list[TrialRecord]) -> dict[tuple, list[TrialRecord]]:
     groups: dict[tuple, list[TrialRecord]] = defaultdict(list)
     for r in records:
         c = r.trial
-        groups[(c.setting, c.kernel, c.policy, c.horizon)].append(r)
+        groups[(c.setting, c.kernel, c.policy, c.horizon, c.timing_only)].append(r)
     return groups
 
 
 def summarize(records: list[TrialRecord]) -> list[SummaryRow]:
     """One :class:`SummaryRow` per (setting, kernel, policy, horizon), in first-seen order."""
     rows = []
-    for (setting, kernel, policy, horizon), group in _groups(records).items():
+    for (setting, kernel, policy, horizon, _), group in _groups(records).items():
         regret = mean_se([r.expected_regret[-1] for r in group])
         realised = mean_se([r.realised_regret[-1] for r in group])
         seconds = sum(r.mean_round_seconds for r in group) / len(group)
-        rows.append(SummaryRow(setting, kernel, policy, horizon, len(group), *regret, *realised, seconds))
+        sizes = [v for r in group for v in r.diagnostics.get("dictionary_size", [])]
+        rows.append(
+            SummaryRow(
+                setting,
+                kernel,
+                policy,
+                horizon,
+                len(group),
+                *regret,
+                *realised,
+                seconds,
+                dictionary_size=sum(sizes) / len(sizes) if sizes else None,
+                timing_only=any(r.trial.timing_only for r in group),
+            )
+        )
     return rows
 
 
 def markdown_table(rows: list[SummaryRow]) -> str:
-    """A Markdown table shaped like the paper's Table 3 (regret mean ± s.e., seconds per round)."""
+    """A Markdown table shaped like the paper's Table 3 (regret mean ± s.e., seconds per round).
+
+    Timing-only rows (one round of exact kernelized Exp3 on settings 3–4) show no regret; the
+    last column is the mean Nyström dictionary size ``s_t`` where the policy has one.
+    """
     lines = [
-        "| setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) | realised regret | s / round |",
-        "|---|---|---|---|---|---|---|---|",
+        "| setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) | realised regret | s / round | mean s_t |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if r.timing_only:
+            regret = realised = "— (one round timed)"
+        else:
+            regret = f"{r.regret_mean:.2f} ± {r.regret_se:.2f}"
+            realised = f"{r.realised_mean:.2f} ± {r.realised_se:.2f}"
+        size = "" if r.dictionary_size is None else f"{r.dictionary_size:.0f}"
         lines.append(
             f"| {r.setting} | {r.kernel} | {POLICY_LABELS.get(r.policy, r.policy)} | {r.horizon} | {r.seeds} "
-            f"| {r.regret_mean:.2f} ± {r.regret_se:.2f} | {r.realised_mean:.2f} ± {r.realised_se:.2f} "
-            f"| {r.round_seconds:.2e} |"
+            f"| {regret} | {realised} | {r.round_seconds:.2e} | {size} |"
         )
     return "\n".join(lines)
 
@@ -94,7 +119,8 @@ def plot_regret(records: list[TrialRecord], out_dir: str | Path) -> list[Path]:
     by_panel: dict[tuple, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         c = r.trial
-        by_panel[(c.setting, c.kernel, c.horizon)][c.policy].append(r)
+        if not c.timing_only:
+            by_panel[(c.setting, c.kernel, c.horizon)][c.policy].append(r)
     paths = []
     for (setting, kernel, horizon), policies in by_panel.items():
         fig, ax = plt.subplots(figsize=(6, 4))

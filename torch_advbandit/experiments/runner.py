@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -25,6 +25,7 @@ class Trajectory:
     realised_regret: list[float]
     chosen: list[int]
     round_seconds: list[float]
+    diagnostics: dict[str, list[float]] = field(default_factory=dict)
 
 
 def play(
@@ -40,7 +41,8 @@ def play(
     ``x_t = policy.select()``; ``policy.update(x_t, f_t(x_t))``. Records the cumulative expected
     regret ``max_x Σ_s f_s(x) − Σ_s ⟨P_s, f_s⟩``, the realised regret
     ``max_x Σ_s f_s(x) − Σ_s f_s(x_s)`` (ALGORITHMS.md §7), ``x_t``, and the learner's wall time
-    (``probabilities`` + ``select`` + ``update``; the environment's time is excluded).
+    (``probabilities`` + ``select`` + ``update``; the environment's time is excluded), and the
+    policy's per-round ``diagnostics()`` (e.g. the Nyström dictionary size).
 
     Example:
         >>> from torch_advbandit import UniformRandom
@@ -73,6 +75,8 @@ def play(
         out.realised_regret.append(best - realised_gain)
         out.chosen.append(index)
         out.round_seconds.append(learner)
+        for key, value in policy.diagnostics().items():
+            out.diagnostics.setdefault(key, []).append(value)
         if on_round is not None:
             on_round(t)
     return out
@@ -119,7 +123,7 @@ def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = N
         X, config.kernel, config.horizon, torch.Generator(device=device).manual_seed(2 * config.seed + 1)
     )
     setup = time.perf_counter() - start
-    traj = play(policy, env, config.horizon, on_round=on_round)
+    traj = play(policy, env, config.rounds_to_run, on_round=on_round)
     return TrialRecord(config=asdict(config), setup_seconds=setup, environment=machine_info(), **asdict(traj))
 
 
@@ -140,7 +144,7 @@ def run_trials(
     trial_dir = Path(out_dir) / "trials"
     configs = list(dict.fromkeys(configs))
     todo = [c for c in configs if not record_path(trial_dir, c).exists()]
-    with tqdm(total=sum(c.horizon for c in todo), unit="round", disable=not progress, dynamic_ncols=True) as bar:
+    with tqdm(total=sum(c.rounds_to_run for c in todo), unit="round", disable=not progress, dynamic_ncols=True) as bar:
         for config in todo:
             bar.set_postfix_str(f"s{config.setting} {config.kernel} {config.policy} seed {config.seed}")
             run_trial(config, on_round=lambda _t: bar.update(1)).save(trial_dir)

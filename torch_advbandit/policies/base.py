@@ -95,6 +95,10 @@ class Policy(ABC):
             raise ValueError(f"X must be the pending candidate candidates[{self._pending}]")
         self.update(self._pending, Y.reshape(()))
 
+    def diagnostics(self) -> dict[str, float]:
+        """Per-round numbers worth recording (e.g. the Nyström dictionary size); empty by default."""
+        return {}
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue identically: round, pending draw, RNG state, algorithm state."""
         return {

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_candidates, check_int, check_positive, check_unit_interval
+from .._validation import check_candidates, check_generator, check_int, check_positive, check_unit_interval
 from ..estimators import ExactIPSEstimator, IPSEstimator
 from ..exploration import exploration_distribution, exploration_length
 from .base import RandomizedPolicy, state_tensor
@@ -130,9 +130,15 @@ class KernelExp3(Exp3Policy):
         alpha = check_unit_interval(alpha, "alpha")
         check_positive(eta, "eta")
         check_positive(beta, "beta", allow_zero=True)
+        generator = check_generator(generator, candidates.device)
         est = self._make_estimator(kernel, candidates, lam / horizon)
         pi = exploration_distribution(
-            exploration, est.kernel, candidates, noise=lam, length=exploration_length(horizon, alpha)
+            exploration,
+            est.kernel,
+            candidates,
+            noise=lam,
+            length=exploration_length(horizon, alpha),
+            generator=generator,
         )
         super().__init__(
             candidates,
@@ -171,7 +177,7 @@ class KernelizedExp3(KernelExp3):
         alpha: exploration weight ``α ∈ (0, 1]``.
         lam: regulariser ``λ > 0``.
         beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``).
-        exploration: ``"mvr"`` or ``"uniform"``.
+        exploration: ``"mvr"``, ``"approx_mvr"`` or ``"uniform"``.
         estimator: ``"exact"``.
         generator: ``torch.Generator`` on the candidates' device.
 

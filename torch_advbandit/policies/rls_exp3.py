@@ -29,7 +29,7 @@ class RLSKernelizedExp3(KernelExp3):
         horizon: ``T ≥ 1``.
         eta, alpha, lam, beta: as :class:`KernelizedExp3`.
         delta: ``δ ∈ (0, 1)`` of Alg. 3 (0.1 in the paper).
-        exploration: ``"mvr"`` or ``"uniform"``.
+        exploration: ``"mvr"``, ``"uniform"`` or ``"approx_mvr"`` (Alg. 4; with it this is Alg. 6).
         base_constant, oversampling_constant: Alg. 3's constants (192 and 16).
         generator: ``torch.Generator`` on the candidates' device (draws and dictionaries).
 
@@ -77,6 +77,11 @@ class RLSKernelizedExp3(KernelExp3):
 
     def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
         return NystromIPSEstimator(kernel, candidates, ridge, selector=self.selector)
+
+    def diagnostics(self) -> dict[str, float]:
+        """``dictionary_size``: ``s_t`` of the latest round's dictionary."""
+        sample = self.estimator.last_sample
+        return {} if sample is None else {"dictionary_size": float(sample.size)}
 
     def hyperparameters(self) -> dict[str, Any]:
         sel = self.selector
