@@ -134,6 +134,8 @@ class RecursiveRLSSelector(LandmarkSelector):
         check_int(self.block_entries, "block_entries", minimum=1)
 
     def select(self, kernel, candidates, ridge, probs, generator) -> NystromSample:
+        if generator is None:
+            raise ValueError("generator is required: recursive RLS sampling is random")
         sqrt_probs = probs.sqrt()
         weighted_diag = probs * kernel_diag(kernel, candidates)
         rows = torch.arange(candidates.shape[0], device=candidates.device)
@@ -153,6 +155,20 @@ class RecursiveRLSSelector(LandmarkSelector):
         p = (scores * factor).clamp(0.0, 1.0)
         keep = torch.rand(m, generator=generator, dtype=p.dtype, device=p.device) < p
         return NystromSample(rows[keep], p[keep].rsqrt())
+
+
+@dataclass(frozen=True)
+class FixedSelector(LandmarkSelector):
+    """Always returns the given dictionary (e.g. the full set ``S = I`` or one drawn elsewhere)."""
+
+    sample: NystromSample
+
+    def select(self, kernel, candidates, ridge, probs, generator) -> NystromSample:
+        n = candidates.shape[0]
+        idx = self.sample.indices
+        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
+            raise ValueError(f"sample.indices must lie in [0, {n})")
+        return NystromSample(idx.to(candidates.device), self.sample.weights.to(candidates))
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,26 @@ def rkhs_functions_from_centres(
     return torch.clamp(rkhs_bound / norms, max=1.0).unsqueeze(-1) * values
 
 
-class AdaptiveAdversary(Environment):
+class FunctionTableEnvironment(Environment):
+    """An environment that plays rows of a fixed table of functions on the candidates.
+
+    Args:
+        functions: ``Tensor[m, n]``, finite; row ``j`` is one function on the ``n`` candidates.
+    """
+
+    def __init__(self, functions: torch.Tensor) -> None:
+        if not isinstance(functions, torch.Tensor) or functions.ndim != 2 or functions.shape[0] < 1:
+            raise ValueError("functions must be a Tensor[m, n] with m ≥ 1")
+        if not bool(torch.isfinite(functions).all()):
+            raise ValueError("functions must be finite")
+        self.functions = functions
+
+    @property
+    def num_candidates(self) -> int:
+        return self.functions.shape[-1]
+
+
+class AdaptiveAdversary(FunctionTableEnvironment):
     """The fully adaptive adversary of seed 1, App. 17.
 
     Given the learner's ``P_t`` it plays the function of ``F`` that maximises the learner's
@@ -105,11 +124,7 @@ class AdaptiveAdversary(Environment):
     """
 
     def __init__(self, functions: torch.Tensor) -> None:
-        if not isinstance(functions, torch.Tensor) or functions.ndim != 2 or functions.shape[0] < 1:
-            raise ValueError("functions must be a Tensor[m, n] with m ≥ 1")
-        if not bool(torch.isfinite(functions).all()):
-            raise ValueError("functions must be finite")
-        self.functions = functions
+        super().__init__(functions)
         self._maxima = functions.max(dim=-1).values
 
     @classmethod
@@ -135,10 +150,6 @@ class AdaptiveAdversary(Environment):
             )
         )
 
-    @property
-    def num_candidates(self) -> int:
-        return self.functions.shape[-1]
-
     def rewards(self, t: int, probs: torch.Tensor | None) -> torch.Tensor:
         """``f_t``, ``Tensor[n]``; ``probs`` (``P_t``, ``Tensor[n]``) is required."""
         if probs is None:
@@ -148,7 +159,7 @@ class AdaptiveAdversary(Environment):
         return self.functions[torch.argmax(gap)]
 
 
-class ObliviousEnvironment(Environment):
+class ObliviousEnvironment(FunctionTableEnvironment):
     """Plays a fixed sequence of functions ``f_0, f_1, …`` whatever the learner does.
 
     Args:
@@ -159,17 +170,6 @@ class ObliviousEnvironment(Environment):
         >>> env.rewards(2, None).shape
         torch.Size([5])
     """
-
-    def __init__(self, functions: torch.Tensor) -> None:
-        if not isinstance(functions, torch.Tensor) or functions.ndim != 2 or functions.shape[0] < 1:
-            raise ValueError("functions must be a Tensor[T, n] with T ≥ 1")
-        if not bool(torch.isfinite(functions).all()):
-            raise ValueError("functions must be finite")
-        self.functions = functions
-
-    @property
-    def num_candidates(self) -> int:
-        return self.functions.shape[-1]
 
     def rewards(self, t: int, probs: torch.Tensor | None) -> torch.Tensor:
         """``f_t`` (row ``t`` of ``functions``), ``Tensor[n]``."""

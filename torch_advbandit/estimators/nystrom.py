@@ -9,7 +9,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from .._validation import check_candidates, check_positive
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
 from ..linalg import symmetric_pinv_sqrt
-from ..nystrom import LandmarkSelector, NystromSample, RecursiveRLSSelector
+from ..nystrom import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
 from .base import IPSEstimator
 
 
@@ -82,8 +82,6 @@ class NystromIPSEstimator(IPSEstimator):
         self.last_sample: NystromSample | None = None
 
     def _estimate(self, probs, index, reward, generator):
-        if generator is None:
-            raise ValueError("generator is required: the Nyström dictionary is sampled each round")
         sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)
         self.last_sample = sample
         return self.estimate_with_sample(probs, index, reward, sample)
@@ -135,14 +133,6 @@ def nystrom_ips_estimate(
         >>> full = NystromSample(torch.arange(20), torch.ones(20, dtype=torch.float64))
         >>> f_hat, width = nystrom_ips_estimate(make_kernel("se", 1), X, P, 0, 1.0, 1e-2, full)
     """
-    from .._validation import check_index, check_probs, check_real
-
-    est = NystromIPSEstimator(kernel, candidates, ridge)
-    probs = check_probs(probs, est.n, est.candidates)
-    index = check_index(index, est.n)
-    reward = check_real(reward, "reward")
     if not isinstance(sample, NystromSample):
         raise TypeError(f"sample must be a NystromSample, got {type(sample).__name__}")
-    if sample.size and int(sample.indices.max()) >= est.n or sample.size and int(sample.indices.min()) < 0:
-        raise ValueError(f"sample.indices must lie in [0, {est.n})")
-    return est.estimate_with_sample(probs, index, reward, sample)
+    return NystromIPSEstimator(kernel, candidates, ridge, selector=FixedSelector(sample)).estimate(probs, index, reward)
