@@ -89,14 +89,21 @@ def main() -> None:
     X = grid(10_000)
     print("\n### Setting 3 (n = 10 000, SE, T = 1000)\n", flush=True)
     rls_round, sizes = timed_rounds(make(RLSKernelizedExp3, X, "se"), X, args.rounds)
-    print("| algorithm | s / round | mean s_t | exact / RLS |\n|---|---|---|---|")
+    s_mean = round(statistics.mean(sizes))
+    A, B = torch.randn(10_000, s_mean, dtype=torch.float64), torch.randn(s_mean, s_mean, dtype=torch.float64)
+    A @ B  # warm-up
+    start = time.perf_counter()
+    A @ B
+    gemm = time.perf_counter() - start
+    print(f"floor unit: one (n × s_t)·(s_t × s_t) float64 product = {gemm:.3f} s (2·n·s_t² flops)\n")
+    print("| algorithm | s / round | mean s_t | exact / RLS | round / floor unit |\n|---|---|---|---|---|")
     if not args.skip_exact:
         exact_policy = make(KernelizedExp3, X, "se")
         exact_round, _ = timed_rounds(exact_policy, X, 1)
         del exact_policy
-        print(f"| Kernelized Exp3 (one round) | {exact_round:.2f} | — | — |")
+        print(f"| Kernelized Exp3 (one round) | {exact_round:.2f} | — | — | — |")
     ratio = f"{exact_round / rls_round:.1f}" if not args.skip_exact else "—"
-    print(f"| RLS-Kernelized Exp3 | {rls_round:.3f} | {statistics.mean(sizes):.0f} | {ratio} |\n", flush=True)
+    print(f"| RLS-Kernelized Exp3 | {rls_round:.3f} | {s_mean} | {ratio} | {rls_round / gemm:.1f} |\n", flush=True)
 
 
 if __name__ == "__main__":
