@@ -4,15 +4,17 @@ Policies (``KernelizedExp3``, ``UniformRandom``, …) share one protocol: ``sele
 ``update(index, reward)``; see ``docs/API.md``.
 """
 
-from . import estimators, exploration, kernels, nystrom, parameters
-from .policies import KernelizedExp3, RLSKernelizedExp3, UniformRandom
+from . import designs, estimators, exploration, kernels, nystrom, parameters
+from .policies import APGExp3, KernelizedExp3, RLSKernelizedExp3, UniformRandom
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "APGExp3",
     "KernelizedExp3",
     "RLSKernelizedExp3",
     "UniformRandom",
+    "designs",
     "estimators",
     "exploration",
     "kernels",

@@ -9,11 +9,12 @@ from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ._validation import check_candidates, check_generator, check_int, check_positive
+from .designs import g_optimal_design
 from .kernels import kernel_columns, kernel_diag, prepare_kernel
-from .linalg import symmetric_pinv_sqrt
+from .linalg import greedy_posterior_columns, symmetric_pinv_sqrt
 from .nystrom import RecursiveRLSSelector
 
-EXPLORATION_NAMES = ("mvr", "approx_mvr", "uniform")
+EXPLORATION_NAMES = ("mvr", "approx_mvr", "g_optimal", "uniform")
 
 
 def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length: int) -> torch.Tensor:
@@ -44,16 +45,7 @@ def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length:
     kernel = prepare_kernel(kernel, candidates)
     noise = check_positive(noise, "noise")
     length = check_int(length, "length", minimum=1)
-    var = kernel_diag(kernel, candidates).clone()
-    cols = torch.empty(candidates.shape[0], length, dtype=candidates.dtype, device=candidates.device)
-    chosen = torch.empty(length, dtype=torch.long, device=candidates.device)
-    for i in range(length):
-        j = torch.argmax(var)
-        chosen[i] = j
-        cov = kernel_columns(kernel, candidates, j.reshape(1)).squeeze(-1) - cols[:, :i] @ cols[j, :i]
-        cols[:, i] = cov / torch.sqrt(var[j] + noise)
-        var = (var - cols[:, i].square()).clamp_min_(0.0)
-    return chosen
+    return greedy_posterior_columns(kernel, candidates, noise, length)[0]
 
 
 def approx_mvr_sequence(
@@ -144,6 +136,8 @@ def exploration_distribution(
       ``π(x) = #{i : x̃_i = x} / N``.
     - ``"approx_mvr"``: the empirical distribution of :func:`approx_mvr_sequence` (Alg. 4; uses
       ``generator``).
+    - ``"g_optimal"``: the kernel-form G-optimal design with ridge ``λ/N`` (= ``λ/(Tα)`` for
+      ``N = Tα``; seed 1, App. 16), by Frank–Wolfe (:func:`~torch_advbandit.designs.g_optimal_design`).
     - ``"uniform"``: ``π(x) = 1/n`` (seed 1, App. 16).
 
     Args:
@@ -169,6 +163,9 @@ def exploration_distribution(
         check_positive(noise, "noise")
         check_int(length, "length", minimum=1)
         return torch.full((n,), 1.0 / n, dtype=candidates.dtype, device=candidates.device)
+    if name == "g_optimal":
+        check_positive(noise, "noise")
+        return g_optimal_design(kernel, candidates, noise / check_int(length, "length", minimum=1))
     if name in ("mvr", "approx_mvr"):
         if name == "mvr":
             seq = mvr_sequence(kernel, candidates, noise, length)

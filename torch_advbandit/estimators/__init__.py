@@ -2,11 +2,13 @@
 
 from .base import IPSEstimator
 from .exact import ExactIPSEstimator, exact_ips_estimate
+from .linear import LinearIPSEstimator
 from .nystrom import NystromIPSEstimator, nystrom_ips_estimate
 
 __all__ = [
     "IPSEstimator",
     "ExactIPSEstimator",
+    "LinearIPSEstimator",
     "NystromIPSEstimator",
     "exact_ips_estimate",
     "nystrom_ips_estimate",

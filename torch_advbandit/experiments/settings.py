@@ -9,7 +9,7 @@ import torch
 
 from ..kernels import make_kernel
 from ..parameters import paper_parameters
-from ..policies import KernelizedExp3, Policy, RLSKernelizedExp3, UniformRandom
+from ..policies import APGExp3, KernelizedExp3, Policy, RLSKernelizedExp3, UniformRandom
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,10 @@ def _rls_kernelized_exp3(candidates, kernel_name, horizon, generator):
     return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **params, generator=generator)
 
 
+def _apg_exp3(candidates, kernel_name, horizon, generator):
+    return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), horizon, generator=generator)
+
+
 def _uniform(candidates, kernel_name, horizon, generator):
     return UniformRandom(candidates, None, horizon, generator=generator)
 
@@ -62,6 +66,7 @@ def _uniform(candidates, kernel_name, horizon, generator):
 POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]] = {
     "kernelized_exp3": _kernelized_exp3,
     "rls_kernelized_exp3": _rls_kernelized_exp3,
+    "apg_exp3": _apg_exp3,
     "uniform": _uniform,
 }
 
@@ -69,6 +74,7 @@ POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]]
 POLICY_LABELS = {
     "kernelized_exp3": "Kernelized Exp3",
     "rls_kernelized_exp3": "RLS-Kernelized Exp3",
+    "apg_exp3": "APG-Exp3",
     "uniform": "Random",
 }
 

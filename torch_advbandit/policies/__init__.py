@@ -1,11 +1,14 @@
 """Bandit policies: one protocol (``select`` / ``update`` / ``observe`` / ``state_dict``)."""
 
+from .apg_exp3 import APGExp3, newton_basis
 from .base import Policy, RandomizedPolicy
 from .exp3 import Exp3Policy, KernelExp3, KernelizedExp3
 from .random import UniformRandom
 from .rls_exp3 import RLSKernelizedExp3
 
 __all__ = [
+    "APGExp3",
+    "newton_basis",
     "Policy",
     "RandomizedPolicy",
     "Exp3Policy",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import torch
@@ -153,8 +154,9 @@ class KernelExp3(Exp3Policy):
         self.lam = lam
         self.exploration = exploration
 
+    @abstractmethod
     def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
-        raise NotImplementedError
+        """The estimator of this algorithm on ``candidates`` with ridge ``c``."""
 
     def hyperparameters(self) -> dict[str, Any]:
         return {**super().hyperparameters(), "lam": self.lam, "exploration": self.exploration}

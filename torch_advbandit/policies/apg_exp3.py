@@ -1,0 +1,104 @@
+"""APG-Exp3 (Takemori & Sato 2021), the baseline of seed 1, App. 17 (ALGORITHMS.md §6)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from gpytorch.kernels import Kernel
+
+from .._validation import check_candidates, check_generator, check_int, check_positive, check_unit_interval
+from ..designs import g_optimal_feature_design
+from ..estimators import LinearIPSEstimator
+from ..kernels import prepare_kernel
+from ..linalg import greedy_posterior_columns
+from .exp3 import Exp3Policy
+
+
+def newton_basis(kernel: Kernel, candidates: torch.Tensor, admissible_error: float) -> torch.Tensor:
+    """The P-greedy Newton basis on the candidates, ``Tensor[n, D_T]`` (Takemori & Sato 2021).
+
+    ``N_j(x) = (k(x, x_j) − Σ_{i<j} N_i(x_j)N_i(x)) / P_{j−1}(x_j)``, ``x_j = argmax P_{j−1}``,
+    ``P_j² = P_{j−1}² − N_j²`` from ``P_0² = k(x,x)``: pivoted Cholesky of ``K``, stopped when the
+    power function ``max_x P_j(x) ≤ e``. Then ``K − N Nᵀ`` has diagonal at most ``e²``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
+        >>> newton_basis(make_kernel("se", 1), X, 1e-3).shape[1] < 100
+        True
+    """
+    candidates = check_candidates(candidates)
+    kernel = prepare_kernel(kernel, candidates)
+    e = check_positive(admissible_error, "admissible_error")
+    return greedy_posterior_columns(kernel, candidates, 0.0, candidates.shape[0], variance_tol=e * e)[1]
+
+
+class APGExp3(Exp3Policy):
+    """APG-Exp3: linear Exp3 on a P-greedy Newton basis with G-optimal exploration.
+
+    Features ``N(x) ∈ R^{D_T}`` from :func:`newton_basis` with admissible error
+    ``e = log(n)/T``; each round ``θ̂_t = Q_t⁺ N(x_t) y_t``, ``Q_t = Σ_x P_t(x)N(x)N(x)ᵀ``,
+    ``P̃_{t+1} ∝ exp(η Σ_{s≤t} N(x)ᵀθ̂_s)`` and ``P_t = (1 − α)P̃_t + α π_G`` with ``π_G`` the
+    G-optimal design on ``N`` (Frank–Wolfe). Paper defaults (seed 1, App. 17):
+    ``η = 0.5/sqrt(D_T·T)``, ``α = min(1, 0.1·η·D_T)``.
+
+    Args:
+        candidates: ``Tensor[n, d]``.
+        kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
+        horizon: ``T ≥ 1``.
+        eta: learning rate; ``None`` for the paper's value.
+        alpha: exploration weight in ``(0, 1]``; ``None`` for the paper's value.
+        admissible_error: ``e``; ``None`` for ``log(n)/T`` (``1/T`` when ``n = 1``).
+        generator: ``torch.Generator`` on the candidates' device.
+
+    Example:
+        >>> from torch_advbandit import APGExp3
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = APGExp3(X, make_kernel("matern52", 1), 200, generator=torch.Generator().manual_seed(0))
+        >>> policy.update(policy.select(), 0.5)
+    """
+
+    def __init__(
+        self,
+        candidates: torch.Tensor,
+        kernel: Kernel,
+        horizon: int,
+        *,
+        eta: float | None = None,
+        alpha: float | None = None,
+        admissible_error: float | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        candidates = check_candidates(candidates)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        generator = check_generator(generator, candidates.device)
+        n = candidates.shape[0]
+        if admissible_error is None:
+            admissible_error = (math.log(n) if n > 1 else 1.0) / horizon
+        features = newton_basis(kernel, candidates, admissible_error)
+        D = features.shape[1]
+        eta = 0.5 / math.sqrt(D * horizon) if eta is None else check_positive(eta, "eta")
+        alpha = min(1.0, 0.1 * eta * D) if alpha is None else check_unit_interval(alpha, "alpha")
+        super().__init__(
+            candidates,
+            horizon,
+            estimator=LinearIPSEstimator(features, candidates),
+            exploration_probs=g_optimal_feature_design(features),
+            eta=eta,
+            alpha=alpha,
+            beta=0.0,
+            generator=generator,
+        )
+        self.admissible_error = float(admissible_error)
+        self.features = features
+
+    @property
+    def num_features(self) -> int:
+        """``D_T``, the number of Newton basis functions."""
+        return self.features.shape[1]
+
+    def hyperparameters(self) -> dict[str, Any]:
+        return {**super().hyperparameters(), "admissible_error": self.admissible_error, "D": self.num_features}
