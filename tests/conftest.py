@@ -45,3 +45,22 @@ def oracle_A(K, P, c):
 
 def grid(n, device="cpu"):
     return torch.linspace(0, 1, n, dtype=DT, device=device).unsqueeze(-1)
+
+
+def regret_ratios_to_uniform(make_policy, kernel_name, *, n=100, T=300, seeds=3):
+    """Final expected regret of ``make_policy(X, kernel, T, generator)`` over Random's, per seed,
+    against the adaptive adversary (100 functions) on an ``n``-point grid."""
+    from torch_advbandit import UniformRandom
+    from torch_advbandit.environments import AdaptiveAdversary
+    from torch_advbandit.experiments import play
+    from torch_advbandit.kernels import make_kernel
+
+    X = grid(n)
+    k = make_kernel(kernel_name, 1)
+    ratios = []
+    for seed in range(seeds):
+        env = AdaptiveAdversary.from_kernel(k, X, num_functions=100, generator=torch.Generator().manual_seed(seed))
+        policy = make_policy(X, k, T, torch.Generator().manual_seed(seed))
+        uniform = UniformRandom(X, k, T, generator=torch.Generator().manual_seed(seed))
+        ratios.append(play(policy, env, T).expected_regret[-1] / play(uniform, env, T).expected_regret[-1])
+    return ratios

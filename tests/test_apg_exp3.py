@@ -2,9 +2,9 @@ import math
 
 import pytest
 import torch
-from conftest import DT, grid, oracle_kernel
+from conftest import DT, grid, oracle_kernel, regret_ratios_to_uniform
 
-from torch_advbandit import APGExp3, UniformRandom
+from torch_advbandit import APGExp3
 from torch_advbandit.estimators import LinearIPSEstimator
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies import newton_basis
@@ -62,15 +62,5 @@ def test_apg_exp3_paper_defaults_and_protocol():
 
 
 def test_apg_exp3_beats_uniform_against_adaptive_adversary():
-    from torch_advbandit.environments import AdaptiveAdversary
-    from torch_advbandit.experiments import play
-
-    X, T = grid(100), 300
-    k = make_kernel("matern52", 1)
-    ratios = []
-    for seed in range(2):
-        env = AdaptiveAdversary.from_kernel(k, X, num_functions=100, generator=torch.Generator().manual_seed(seed))
-        apg = play(APGExp3(X, k, T, generator=torch.Generator().manual_seed(seed)), env, T).expected_regret[-1]
-        unif = play(UniformRandom(X, k, T, generator=torch.Generator().manual_seed(seed)), env, T).expected_regret[-1]
-        ratios.append(apg / unif)
+    ratios = regret_ratios_to_uniform(lambda X, k, T, g: APGExp3(X, k, T, generator=g), "matern52", seeds=2)
     assert max(ratios) < 0.7, ratios

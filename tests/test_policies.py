@@ -2,7 +2,7 @@ import math
 
 import pytest
 import torch
-from conftest import DT, grid, oracle_A, oracle_kernel
+from conftest import DT, grid, oracle_A, oracle_kernel, regret_ratios_to_uniform
 
 from torch_advbandit import KernelizedExp3, UniformRandom
 from torch_advbandit.exploration import exploration_distribution
@@ -217,19 +217,8 @@ def test_cpu_and_cuda_agree_up_to_rounding():
 
 def test_kernelized_exp3_beats_uniform_against_adaptive_adversary():
     """Statistical check with fixed seeds and a wide margin (regret ratio well below 0.5)."""
-    from torch_advbandit.environments import AdaptiveAdversary
-    from torch_advbandit.experiments import play
-
-    X, T = grid(100), 300
-    k = make_kernel("se", 1)
-    ratios = []
-    for seed in range(3):
-        env = AdaptiveAdversary.from_kernel(k, X, num_functions=100, generator=torch.Generator().manual_seed(seed))
-        exp3 = KernelizedExp3(X, k, T, **paper_parameters("se", T, 1), generator=torch.Generator().manual_seed(seed))
-        unif = UniformRandom(X, k, T, generator=torch.Generator().manual_seed(seed))
-        r_exp3 = play(exp3, env, T).expected_regret[-1]
-        r_unif = play(unif, env, T).expected_regret[-1]
-        ratios.append(r_exp3 / r_unif)
+    params = paper_parameters("se", 300, 1)
+    ratios = regret_ratios_to_uniform(lambda X, k, T, g: KernelizedExp3(X, k, T, **params, generator=g), "se")
     assert max(ratios) < 0.5, ratios
 
 
