@@ -76,23 +76,24 @@ def markdown_table(rows: list[SummaryRow]) -> str:
     """A Markdown table shaped like the paper's Table 3 (regret mean ± s.e., seconds per round).
 
     Timing-only rows (one round of exact kernelized Exp3 on settings 3–4) show no regret; the
-    last column is the mean Nyström dictionary size ``s_t`` where the policy has one.
+    last column, present when some policy has one, is the mean Nyström dictionary size ``s_t``.
     """
-    lines = [
-        "| setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) | realised regret | s / round | mean s_t |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    sizes = any(r.dictionary_size is not None for r in rows)
+    header = "| setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) | realised regret | s / round |"
+    lines = [header + (" mean s_t |" if sizes else ""), "|---" * (9 if sizes else 8) + "|"]
     for r in rows:
         if r.timing_only:
             regret = realised = "— (one round timed)"
         else:
             regret = f"{r.regret_mean:.2f} ± {r.regret_se:.2f}"
             realised = f"{r.realised_mean:.2f} ± {r.realised_se:.2f}"
-        size = "" if r.dictionary_size is None else f"{r.dictionary_size:.0f}"
-        lines.append(
+        line = (
             f"| {r.setting} | {r.kernel} | {POLICY_LABELS.get(r.policy, r.policy)} | {r.horizon} | {r.seeds} "
-            f"| {regret} | {realised} | {r.round_seconds:.2e} | {size} |"
+            f"| {regret} | {realised} | {r.round_seconds:.2e} |"
         )
+        if sizes:
+            line += f" {'' if r.dictionary_size is None else f'{r.dictionary_size:.0f}'} |"
+        lines.append(line)
     return "\n".join(lines)
 
 
