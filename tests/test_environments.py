@@ -58,3 +58,23 @@ def test_oblivious_environment_plays_its_sequence():
         env.rewards(3, None)
     with pytest.raises(ValueError, match="functions"):
         ObliviousEnvironment(torch.tensor([[float("nan")]]))
+
+
+def test_lower_bound_environment_matches_its_definition():
+    from torch_advbandit.environments import LowerBoundEnvironment
+
+    X = torch.rand(40, 2, generator=torch.Generator().manual_seed(7), dtype=DT)
+    T = 4000
+    env = LowerBoundEnvironment(make_kernel("matern52", 2), X, T, generator=torch.Generator().manual_seed(8))
+    k0 = oracle_kernel("matern52", X, torch.zeros(1, 2, dtype=DT), 0.3 * 2**0.5).squeeze(-1)
+    F = torch.stack([env.rewards(t, None) for t in range(T)])
+    shocks = (F - env.mean_function) @ k0 / (k0 @ k0)
+    torch.testing.assert_close(F, env.mean_function + shocks[:, None] * k0)  # f_t − f ∝ k(0, ·)
+    sigma2 = 1.0 / torch.log(torch.tensor(float(T)))
+    assert abs(float(shocks.var()) / float(sigma2) - 1) < 0.1  # 4000 draws: s.e. of the ratio ≈ 0.022
+    assert abs(float(shocks.mean())) < 4 * float(sigma2.sqrt()) / T**0.5
+    assert float(env.mean_function.abs().max()) <= 1.0 + 1e-12  # |f(x)| ≤ ‖f‖_k ≤ B/2
+    with pytest.raises(ValueError, match="t must be"):
+        env.rewards(T, None)
+    with pytest.raises(ValueError, match="horizon"):
+        LowerBoundEnvironment(make_kernel("se", 2), X, 1)

@@ -7,9 +7,11 @@ from .adversarial import (
     rkhs_functions_from_centres,
 )
 from .base import Environment
+from .lower_bound import LowerBoundEnvironment
 
 __all__ = [
     "Environment",
+    "LowerBoundEnvironment",
     "AdaptiveAdversary",
     "ObliviousEnvironment",
     "random_rkhs_functions",
