@@ -40,3 +40,20 @@ def test_more_than_2_pow_24_categories():
     log_p[n - 2] = math.log(1e-3)
     out = sample_from_log_probs(log_p, torch.Generator().manual_seed(2), 1)
     assert int(out) in (n - 1, n - 2)
+
+
+def test_the_race_resolves_probabilities_down_to_1e_30():
+    from torch_advbandit.sampling import exponential_race, fine_uniform
+
+    log_p = torch.log(torch.tensor([1e-30, 1.0 - 1e-30], dtype=torch.float64))
+    e1 = torch.tensor(0.6321205588285577, dtype=torch.float64)  # v giving E ≈ 1 for the large category
+    # category 0 wins exactly when E_0 / 1e-30 < E_1, i.e. v_0 ≲ 1e-30: both sides of the threshold resolve
+    assert exponential_race(log_p, torch.stack([torch.tensor(0.5e-30, dtype=torch.float64), e1]).unsqueeze(0)) == 0
+    assert exponential_race(log_p, torch.stack([torch.tensor(2.0e-30, dtype=torch.float64), e1]).unsqueeze(0)) == 1
+    v = fine_uniform(4, 200_000, torch.Generator().manual_seed(0), torch.device("cpu"))
+    assert bool((v > 0).all() & (v < 1).all())
+    # near 0 the fine part is really there: v·2^53 is not an integer (torch.rand gives multiples of 2^-53)
+    small = v[v < 2.0**-10]
+    assert small.numel() > 500 and bool(((small * 2.0**53) % 1 != 0).double().mean() > 0.99)
+    # and v is uniform: mean 1/2, P(v < 0.1) = 0.1
+    assert abs(float(v.mean()) - 0.5) < 3e-3 and abs(float((v < 0.1).double().mean()) - 0.1) < 3e-3

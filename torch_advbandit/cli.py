@@ -38,6 +38,34 @@ def _parser() -> argparse.ArgumentParser:
         "timed for one round there, as in the paper)",
     )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper experiment as one resumable sweep (table3, growth)",
+        description="Run a named experiment grid (experiments.grids.GRIDS) in worker processes or on Ray. "
+        "Finished trials are kept under OUT/trials; a re-run resumes.",
+    )
+    rep.add_argument(
+        "experiment",
+        choices=["table3", "growth", "figure1"],
+        help="table3: seed 1, Table 3; growth: regret exponents in T; figure1: seed 2, Fig. 1 (GP-UCB on drift)",
+    )
+    rep.add_argument("--quick", action="store_true", help="the reduced grid that finishes in minutes")
+    rep.add_argument("--out", type=Path, required=True, help="results folder (created; finished trials are kept)")
+    rep.add_argument("--backend", default="local", choices=["local", "ray", "serial"], help="where trials run")
+    rep.add_argument("--workers", type=int, help="worker processes (local) or CPUs of a local Ray instance")
+    rep.add_argument("--threads-per-worker", type=int, help="torch threads per worker (default CPUs / workers)")
+    rep.add_argument("--address", help="address of an existing Ray cluster (default: start a local one)")
+    rep.add_argument("--settings", type=int, nargs="+", choices=sorted(SETTINGS), help="override the settings")
+    rep.add_argument("--kernel", nargs="+", choices=KERNEL_NAMES, help="override the kernels")
+    rep.add_argument("--policy", nargs="+", choices=sorted(POLICIES), help="override the algorithms")
+    rep.add_argument("--horizon", type=int, nargs="+", help="override the horizon(s) T")
+    rep.add_argument("--seeds", type=int, help="override the number of seeds (figure1: runs, default 100)")
+    rep.add_argument("--noise", type=float, default=0.05, help="figure1: observation noise std (default 0.05)")
+    rep.add_argument("--beta-scale", type=float, default=1.0, help="figure1: multiplies every β_t (default 1)")
+    rep.add_argument("--functions", type=int, help="override the adversary's number of functions")
+    rep.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
 
 
@@ -73,12 +101,87 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace, configs, name: str):
+    from .experiments import run_sweep
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    return run_sweep(
+        configs,
+        args.out,
+        backend=args.backend,
+        workers=args.workers,
+        threads_per_worker=args.threads_per_worker,
+        address=args.address,
+        progress=not args.no_progress,
+        name=name,
+    )
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from .experiments import summarize, write_csv
+    from .experiments.grids import GRIDS
+    from .experiments.report import markdown_table
+    from .experiments.tables import growth_markdown, growth_rows, plot_growth, plot_settings, table3_markdown
+
+    if args.seeds is not None and args.seeds < 1:
+        raise ValueError(f"--seeds must be ≥ 1, got {args.seeds}")
+    if args.experiment == "figure1":
+        return _figure1(args)
+    grid = GRIDS[args.experiment + ("-quick" if args.quick else "")].with_overrides(
+        settings=tuple(args.settings) if args.settings else None,
+        kernels=tuple(args.kernel) if args.kernel else None,
+        policies=tuple(args.policy) if args.policy else None,
+        horizons=tuple(args.horizon) if args.horizon else None,
+        seeds=args.seeds,
+        num_functions=args.functions,
+    )
+    records = _sweep(args, grid.configs(args.device), grid.name)
+    rows = summarize(records)
+    write_csv(rows, args.out / "summary.csv")
+    if args.experiment == "table3":
+        table = table3_markdown(rows)
+        (args.out / "table3.md").write_text(f"{table}\n\n{markdown_table(rows)}\n")
+        plots = plot_settings(records, args.out)
+    else:
+        table = growth_markdown(growth_rows(rows))
+        (args.out / "growth.md").write_text(table + "\n")
+        plots = [plot_growth(growth_rows(rows), args.out)]
+    print(table)
+    print(f"\nrecords: {args.out / 'trials'}   table: {args.out / 'summary.csv'}")
+    for p in plots:
+        print(f"plot: {p}")
+    return 0
+
+
+def _figure1(args: argparse.Namespace) -> int:
+    from .experiments.drift import figure1_configs, figure1_markdown, plot_figure1
+
+    if args.horizon is not None and len(args.horizon) != 1:
+        raise ValueError("figure1 takes one --horizon")
+    runs = args.seeds or (3 if args.quick else 100)
+    configs = figure1_configs(
+        runs,
+        horizon=args.horizon[0] if args.horizon else 500,
+        noise_std=args.noise,
+        beta_scale=args.beta_scale,
+    )
+    records = _sweep(args, configs, "figure1")
+    table = figure1_markdown(records)
+    (args.out / "figure1.md").write_text(table + "\n")
+    plot = plot_figure1(records, args.out)
+    print(table)
+    print(f"\nrecords: {args.out / 'trials'}   table: {args.out / 'figure1.md'}\nplot: {plot}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``torch-advbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
     except (ValueError, TypeError, RuntimeError) as exc:
         print(f"torch-advbandit: error: {exc}", file=sys.stderr)
         return 2

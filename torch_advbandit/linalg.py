@@ -64,8 +64,8 @@ class WeightedGramFactor:
         V = torch.linalg.solve_triangular(L, probs.sqrt().unsqueeze(-1) * K, upper=False)
         return cls(V=V, ridge=ridge)
 
-    def column(self, K: torch.Tensor, index: int) -> torch.Tensor:
-        """``A[:, index]``, shape ``n``."""
+    def column(self, K: torch.Tensor, index: int | torch.Tensor) -> torch.Tensor:
+        """``A[:, index]``: shape ``n`` (or ``n × q`` for a ``LongTensor[q]`` of indices)."""
         return (K[:, index] - self.V.mT @ self.V[:, index]) / self.ridge
 
     def diagonal(self, k_diag: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:

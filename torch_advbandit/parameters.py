@@ -75,3 +75,34 @@ def paper_parameters(
         "lam": lam,
         "beta": scale * rkhs_bound * math.sqrt(lam / horizon),
     }
+
+
+def nonstationary_memory(kernel_name: str, horizon: int, d: int, *, variation_budget: float = 1.0) -> int:
+    """Theory-suggested window / restart period ``W = H = ⌈γ̄_T^{1/4}·(T/B_T)^{1/2}⌉`` (ALGORITHMS.md §8).
+
+    The order of Zhou & Shroff (2021, Cor. 5 and Remark 1) with constant one, ``γ̄_T`` from
+    :func:`information_gain_bound` and ``B_T`` the variation budget ``Σ_t ‖f_{t+1} − f_t‖_k``;
+    clipped to ``[1, T]``. The seed sets ``W``, ``H`` and the discount "order-wise by theory"
+    without constants, so this is a default, not the paper's value.
+
+    Example:
+        >>> nonstationary_memory("se", 500, 1)
+        48
+    """
+    if not (isinstance(variation_budget, (int, float)) and math.isfinite(variation_budget) and variation_budget > 0):
+        raise ValueError(f"variation_budget must be a finite positive number, got {variation_budget!r}")
+    gamma = information_gain_bound(kernel_name, horizon, d)
+    return max(1, min(horizon, math.ceil(gamma**0.25 * math.sqrt(horizon / variation_budget))))
+
+
+def nonstationary_discount(kernel_name: str, horizon: int, d: int, *, variation_budget: float = 1.0) -> float:
+    """A theory-order discount for WGP-UCB: ``η = 1 − 1/W`` with ``W`` from :func:`nonstationary_memory`.
+
+    ``1/(1 − η)`` is the effective memory of exponential weights, so this gives WGP-UCB the same
+    memory as the sliding window and restart rivals (a default; the seed states no constant).
+
+    Example:
+        >>> round(nonstationary_discount("se", 500, 1), 4)
+        0.9792
+    """
+    return 1.0 - 1.0 / max(2, nonstationary_memory(kernel_name, horizon, d, variation_budget=variation_budget))

@@ -8,9 +8,19 @@ from .adversarial import (
 )
 from .base import Environment
 from .lower_bound import LowerBoundEnvironment
+from .nonstationary import (
+    FunctionSequenceEnvironment,
+    abrupt_environment,
+    grid_functions,
+    slowly_varying_environment,
+)
 
 __all__ = [
     "Environment",
+    "FunctionSequenceEnvironment",
+    "abrupt_environment",
+    "grid_functions",
+    "slowly_varying_environment",
     "LowerBoundEnvironment",
     "AdaptiveAdversary",
     "ObliviousEnvironment",

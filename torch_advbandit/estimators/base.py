@@ -48,3 +48,16 @@ class IPSEstimator(ABC):
         self, probs: torch.Tensor, index: int, reward: float, generator: torch.Generator | None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``estimate`` without argument checks."""
+
+    def _estimate_batch(
+        self, probs: torch.Tensor, indices: torch.Tensor, rewards: torch.Tensor, generator: torch.Generator | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The average of the ``q`` estimates ``(1/q) Σ_j f̂(· ; x_j, y_j)`` and the (shared) width.
+
+        Default: ``q`` calls of ``_estimate``; estimators override it to share the round's work.
+        """
+        total, width = None, None
+        for i, y in zip(indices.tolist(), rewards.tolist(), strict=True):
+            f_hat, width = self._estimate(probs, i, y, generator)
+            total = f_hat if total is None else total + f_hat
+        return total / indices.numel(), width

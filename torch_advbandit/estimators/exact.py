@@ -56,6 +56,11 @@ class ExactIPSEstimator(IPSEstimator):
         width = factor.diagonal(self.k_diag, probs).sqrt()
         return f_hat, width
 
+    def _estimate_batch(self, probs, indices, rewards, generator):
+        factor = self.factor(probs)  # one factorisation for the q draws
+        f_hat = factor.column(self.K, indices) @ rewards / indices.numel()
+        return f_hat, factor.diagonal(self.k_diag, probs).sqrt()
+
 
 def exact_ips_estimate(
     kernel: Kernel,

@@ -36,3 +36,9 @@ class LinearIPSEstimator(IPSEstimator):
         Q = F.mT @ (probs.unsqueeze(-1) * F)
         theta = torch.linalg.pinv(Q, hermitian=True) @ F[index] * reward
         return F @ theta, torch.zeros_like(probs)
+
+    def _estimate_batch(self, probs, indices, rewards, generator):
+        F = self.features
+        Q = F.mT @ (probs.unsqueeze(-1) * F)
+        theta = torch.linalg.pinv(Q, hermitian=True) @ (F[indices].mT @ rewards) / indices.numel()
+        return F @ theta, torch.zeros_like(probs)

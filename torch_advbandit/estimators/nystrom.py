@@ -86,10 +86,18 @@ class NystromIPSEstimator(IPSEstimator):
         self.last_sample = sample
         return self.estimate_with_sample(probs, index, reward, sample)
 
+    def _estimate_batch(self, probs, indices, rewards, generator):
+        sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)  # one dictionary
+        self.last_sample = sample
+        return self.estimate_with_sample(probs, indices, rewards / indices.numel(), sample)
+
     def estimate_with_sample(
-        self, probs: torch.Tensor, index: int, reward: float, sample: NystromSample
+        self, probs: torch.Tensor, index: int | torch.Tensor, reward: float | torch.Tensor, sample: NystromSample
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Seed 1, Eqs. 6–7 for a given dictionary; returns ``(f_hat, width)``, both ``Tensor[n]``."""
+        """Seed 1, Eqs. 6–7 for a given dictionary; returns ``(f_hat, width)``, both ``Tensor[n]``.
+
+        ``index``/``reward`` may be ``LongTensor[q]``/``Tensor[q]``: ``f_hat`` is then ``Σ_j f̂(·; x_j, y_j)``.
+        """
         phi = nystrom_features(self.kernel, self.candidates, probs, sample, block_entries=self.block_entries)
         residual = (self.k_diag - phi.square().sum(-1)).clamp_min(0.0) / self.ridge
         if phi.shape[-1] == 0:
@@ -97,7 +105,7 @@ class NystromIPSEstimator(IPSEstimator):
         M = phi.mT @ (probs.unsqueeze(-1) * phi)
         M.diagonal().add_(self.ridge)
         G = torch.linalg.solve_triangular(psd_safe_cholesky(M), phi.mT, upper=False)  # r × n
-        f_hat = (G.mT @ G[:, index]) * reward
+        f_hat = G.mT @ (G[:, index] @ reward) if isinstance(index, torch.Tensor) else (G.mT @ G[:, index]) * reward
         width = (residual + G.square().sum(-2)).sqrt()
         return f_hat, width
 

@@ -11,6 +11,9 @@ from typing import Any
 
 from ..kernels import KERNEL_NAMES
 
+#: Environments a trial can face: the paper's adaptive adversary and the lower-bound instance.
+ENVIRONMENTS = ("adaptive", "lower_bound")
+
 
 @dataclass(frozen=True)
 class TrialConfig:
@@ -27,6 +30,8 @@ class TrialConfig:
         timed_rounds: run only this many rounds, to time them (the paper's protocol for exact
             kernelized Exp3 on settings 3–4: "running the algorithm for only 1 round"); ``None``
             runs the whole horizon. Parameters still use ``horizon``.
+        environment: ``"adaptive"`` (the paper's adaptive adversary, App. 17) or
+            ``"lower_bound"`` (the stochastic instance of seed 1, Sec. 5; ALGORITHMS.md §9).
     """
 
     setting: int
@@ -38,6 +43,7 @@ class TrialConfig:
     num_centres: int = 100
     device: str = "cpu"
     timed_rounds: int | None = None
+    environment: str = "adaptive"
 
     def __post_init__(self) -> None:
         from .settings import POLICIES, SETTINGS  # late import: settings imports policies
@@ -56,6 +62,8 @@ class TrialConfig:
             isinstance(self.timed_rounds, bool) or not isinstance(self.timed_rounds, int) or self.timed_rounds < 1
         ):
             raise ValueError(f"timed_rounds must be None or a positive integer, got {self.timed_rounds!r}")
+        if self.environment not in ENVIRONMENTS:
+            raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
@@ -68,9 +76,17 @@ class TrialConfig:
         """True when the trial runs fewer rounds than its horizon (its regret is not comparable)."""
         return self.rounds_to_run < self.horizon
 
+    def run(self, on_round=None) -> TrialRecord:
+        """Run this trial (:func:`~torch_advbandit.experiments.runner.run_trial`)."""
+        from . import runner
+
+        return runner.run_trial(self, on_round=on_round)
+
     @property
     def key(self) -> str:
         timed = "" if self.timed_rounds is None else f"-timed{self.timed_rounds}"
+        if self.environment != "adaptive":  # keys of adaptive-adversary trials predate the field
+            timed += f"-{self.environment}"
         return (
             f"s{self.setting}-{self.kernel}-{self.policy}-T{self.horizon}-seed{self.seed}"
             f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}{timed}"
@@ -103,8 +119,9 @@ class TrialRecord:
     diagnostics: dict[str, list[float]] = field(default_factory=dict)
 
     @property
-    def trial(self) -> TrialConfig:
-        return TrialConfig(**self.config)
+    def trial(self):
+        """The configuration: a :class:`TrialConfig`, or a ``DriftTrialConfig`` for seed 2's runs."""
+        return config_from_dict(self.config)
 
     @property
     def mean_round_seconds(self) -> float:
@@ -131,6 +148,15 @@ class TrialRecord:
     def load(cls, path: str | Path) -> TrialRecord:
         with open(path) as fh:
             return cls(**json.load(fh))
+
+
+def config_from_dict(config: dict[str, Any]):
+    """Rebuild a trial configuration from its record: ``TrialConfig`` or ``DriftTrialConfig``."""
+    if "scenario" in config:
+        from .drift import DriftTrialConfig  # late import: drift imports the policies
+
+        return DriftTrialConfig(**config)
+    return TrialConfig(**config)
 
 
 def record_path(directory: str | Path, config: TrialConfig) -> Path:

@@ -28,6 +28,7 @@ class SummaryRow:
     round_seconds: float
     dictionary_size: float | None = None
     timing_only: bool = False
+    environment: str = "adaptive"
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -39,18 +40,28 @@ def mean_se(values: list[float]) -> tuple[float, float]:
     return m, math.sqrt(var / len(values))
 
 
+def mean_se_curve(curves: list[list[float]]):
+    """Pointwise mean and standard error of equal-length curves: two ``Tensor[len]`` (s.e. 0 for one curve)."""
+    import torch
+
+    stacked = torch.tensor(curves, dtype=torch.float64)
+    mean = stacked.mean(0)
+    se = stacked.std(0) / math.sqrt(len(curves)) if len(curves) > 1 else torch.zeros_like(mean)
+    return mean, se
+
+
 def _groups(records: list[TrialRecord]) -> dict[tuple, list[TrialRecord]]:
     groups: dict[tuple, list[TrialRecord]] = defaultdict(list)
     for r in records:
         c = r.trial
-        groups[(c.setting, c.kernel, c.policy, c.horizon, c.timing_only)].append(r)
+        groups[(c.setting, c.kernel, c.policy, c.horizon, c.timing_only, c.environment)].append(r)
     return groups
 
 
 def summarize(records: list[TrialRecord]) -> list[SummaryRow]:
-    """One :class:`SummaryRow` per (setting, kernel, policy, horizon), in first-seen order."""
+    """One :class:`SummaryRow` per (setting, kernel, policy, horizon, environment), in first-seen order."""
     rows = []
-    for (setting, kernel, policy, horizon, _), group in _groups(records).items():
+    for (setting, kernel, policy, horizon, _, environment), group in _groups(records).items():
         regret = mean_se([r.expected_regret[-1] for r in group])
         realised = mean_se([r.realised_regret[-1] for r in group])
         seconds = sum(r.mean_round_seconds for r in group) / len(group)
@@ -67,6 +78,7 @@ def summarize(records: list[TrialRecord]) -> list[SummaryRow]:
                 seconds,
                 dictionary_size=sum(sizes) / len(sizes) if sizes else None,
                 timing_only=any(r.trial.timing_only for r in group),
+                environment=environment,
             )
         )
     return rows
@@ -120,16 +132,14 @@ def plot_regret(records: list[TrialRecord], out_dir: str | Path) -> list[Path]:
     by_panel: dict[tuple, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         c = r.trial
-        if not c.timing_only:
+        if not c.timing_only and c.environment == "adaptive":
             by_panel[(c.setting, c.kernel, c.horizon)][c.policy].append(r)
     paths = []
     for (setting, kernel, horizon), policies in by_panel.items():
         fig, ax = plt.subplots(figsize=(6, 4))
         for policy, group in policies.items():
-            curves = torch.tensor([r.expected_regret for r in group], dtype=torch.float64)
-            mean = curves.mean(0)
-            se = curves.std(0) / math.sqrt(len(group)) if len(group) > 1 else torch.zeros_like(mean)
-            rounds = torch.arange(1, curves.shape[1] + 1)
+            mean, se = mean_se_curve([r.expected_regret for r in group])
+            rounds = torch.arange(1, mean.shape[0] + 1)
             label = f"{POLICY_LABELS.get(policy, policy)} ({len(group)} seeds)"
             (line,) = ax.plot(rounds, mean, label=label)
             ax.fill_between(rounds, mean - se, mean + se, color=line.get_color(), alpha=0.25)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from ..environments import AdaptiveAdversary, Environment
+from ..environments import AdaptiveAdversary, Environment, LowerBoundEnvironment
 from ..kernels import make_kernel
 from ..policies import RandomizedPolicy
 from .records import TrialConfig, TrialRecord, record_path
@@ -96,11 +96,20 @@ def machine_info() -> dict[str, str]:
     return info
 
 
-def build_environment(config: TrialConfig) -> AdaptiveAdversary:
-    """The trial's adversary; its function class depends on the setting, kernel and seed only
-    (generator seeded with ``2·seed``), so every policy with the same seed faces the same ``F``."""
+def build_environment(config: TrialConfig) -> Environment:
+    """The trial's environment; it depends on the setting, kernel, seed (generator seeded with
+    ``2·seed``) and, for the lower-bound instance, the horizon, never on the policy: every policy
+    with the same seed faces the same function class ``F`` (or the same ``f`` and shocks)."""
     setting = SETTINGS[config.setting]
     device = torch.device(config.device)
+    if config.environment == "lower_bound":
+        return LowerBoundEnvironment(
+            make_kernel(config.kernel, setting.d, device=device),
+            setting.candidates(device=device),
+            config.horizon,
+            num_centres=config.num_centres,
+            generator=torch.Generator(device=device).manual_seed(2 * config.seed),
+        )
     return AdaptiveAdversary.from_kernel(
         make_kernel(config.kernel, setting.d, device=device),
         setting.candidates(device=device),

@@ -3,6 +3,7 @@
 from .apg_exp3 import APGExp3, newton_basis
 from .base import Policy, RandomizedPolicy
 from .exp3 import Exp3Policy, KernelExp3, KernelizedExp3
+from .gp_ucb import IGPUCB, WGPUCB, GPUCBPolicy, RestartingGPUCB, SlidingWindowGPUCB
 from .random import UniformRandom
 from .rls_exp3 import RLSKernelizedExp3
 
@@ -16,4 +17,9 @@ __all__ = [
     "KernelizedExp3",
     "RLSKernelizedExp3",
     "UniformRandom",
+    "GPUCBPolicy",
+    "IGPUCB",
+    "WGPUCB",
+    "RestartingGPUCB",
+    "SlidingWindowGPUCB",
 ]

@@ -45,24 +45,47 @@ class Policy(ABC):
         return self.candidates.shape[0]
 
     @property
-    def pending(self) -> int | None:
+    def pending(self) -> int | tuple[int, ...] | None:
         """The index returned by the last ``select()`` that has not been updated yet."""
         return self._pending
 
-    def select(self) -> int:
-        """Index of the next candidate to evaluate; it becomes the pending selection."""
-        if self._pending is None:
-            self._pending = self._draw()
-        return self._pending
+    def select(self, q: int | None = None) -> int | torch.Tensor:
+        """Index of the next candidate to evaluate; it becomes the pending selection.
 
-    def update(self, index: int, reward: float) -> None:
+        With ``q`` (an extension beyond the papers, Exp3 family only): ``q`` i.i.d. draws from
+        ``P_t`` this round, returned as ``LongTensor[q]``; report them with
+        ``update(indices, rewards)``.
+        """
+        if q is None:
+            if isinstance(self._pending, tuple):
+                raise ValueError(f"a batch of {len(self._pending)} draws is pending: call select({len(self._pending)})")
+            if self._pending is None:
+                self._pending = self._draw()
+            return self._pending
+        q = check_int(q, "q", minimum=1)
+        if self._pending is None:
+            self._pending = tuple(int(i) for i in self._draw_batch(q).tolist())
+        elif not isinstance(self._pending, tuple) or len(self._pending) != q:
+            raise ValueError(f"another selection is pending ({self._pending}); update it before select(q={q})")
+        return torch.tensor(self._pending, dtype=torch.long, device=self.candidates.device)
+
+    def update(self, index, reward) -> None:
         """Report ``reward = f_t(x_index)`` for the pending selection and advance one round.
+
+        After ``select(q)``: ``index`` is the ``LongTensor[q]`` (or list) of pending indices, in
+        order, and ``reward`` their ``q`` rewards.
 
         Raises:
             ValueError: no pending ``select()``, ``index`` out of range or not the pending one,
                 or ``reward`` NaN/inf. The policy is then unchanged.
             TypeError: ``index`` not an integer or ``reward`` not a real number.
         """
+        if isinstance(self._pending, tuple):
+            indices, rewards = self._check_batch(index, reward)
+            self._update_batch(indices, rewards)
+            self._pending = None
+            self.t += 1
+            return
         index = check_index(index, self.n)
         reward = check_real(reward, "reward")
         if self._pending is None:
@@ -73,27 +96,47 @@ class Policy(ABC):
         self._pending = None
         self.t += 1
 
+    def _check_batch(self, index, reward) -> tuple[torch.Tensor, torch.Tensor]:
+        pending = self._pending
+        values = index.tolist() if isinstance(index, torch.Tensor) else index
+        if not isinstance(values, (list, tuple)) or [check_index(i, self.n) for i in values] != list(pending):
+            raise ValueError(f"index must be the pending batch {list(pending)}, got {values!r}")
+        rewards = reward.tolist() if isinstance(reward, torch.Tensor) else reward
+        if not isinstance(rewards, (list, tuple)) or len(rewards) != len(pending):
+            raise ValueError(f"reward must hold {len(pending)} values, one per pending draw")
+        rewards = [check_real(r[0] if isinstance(r, list) and len(r) == 1 else r, "reward") for r in rewards]
+        like = self.candidates
+        return (
+            torch.tensor(pending, dtype=torch.long, device=like.device),
+            torch.tensor(rewards, dtype=like.dtype, device=like.device),
+        )
+
     def observe(self, X: torch.Tensor, Y: torch.Tensor) -> None:
         """BoTorch-style ``update``.
 
-        ``X`` (``Tensor[1, d]``) is the pending candidate's row, ``Y`` (``Tensor[1, 1]``) its reward.
+        ``X`` (``Tensor[q, d]``) holds the pending candidates' rows (``q = 1`` after ``select()``,
+        ``q`` after ``select(q)``), ``Y`` (``Tensor[q, 1]``) their rewards.
 
         Raises:
-            ValueError: shapes other than ``1 × d`` and ``1 × 1``, or ``X`` not the pending row.
+            ValueError: other shapes, or ``X`` not the pending rows.
         """
         if not isinstance(X, torch.Tensor) or not isinstance(Y, torch.Tensor):
             raise TypeError("X and Y must be torch.Tensor")
-        d = self.candidates.shape[1]
-        if X.shape != (1, d):
-            raise ValueError(f"X must have shape (1, {d}) (one pending candidate), got {tuple(X.shape)}")
-        if Y.shape != (1, 1):
-            raise ValueError(f"Y must have shape (1, 1), got {tuple(Y.shape)}")
         if self._pending is None:
             raise ValueError("observe called without a pending select(); call select() first")
-        row = self.candidates[self._pending]
-        if not torch.equal(X[0].to(row), row):
-            raise ValueError(f"X must be the pending candidate candidates[{self._pending}]")
-        self.update(self._pending, Y.reshape(()))
+        pending = list(self._pending) if isinstance(self._pending, tuple) else [self._pending]
+        q, d = len(pending), self.candidates.shape[1]
+        if X.shape != (q, d):
+            raise ValueError(f"X must have shape ({q}, {d}) (the pending candidates), got {tuple(X.shape)}")
+        if Y.shape != (q, 1):
+            raise ValueError(f"Y must have shape ({q}, 1), got {tuple(Y.shape)}")
+        rows = self.candidates[pending]
+        if not torch.equal(X.to(rows), rows):
+            raise ValueError(f"X must be the pending candidates candidates[{pending}]")
+        if isinstance(self._pending, tuple):
+            self.update(list(pending), Y.reshape(-1))
+        else:
+            self.update(self._pending, Y.reshape(()))
 
     def diagnostics(self) -> dict[str, float]:
         """Per-round numbers worth recording (e.g. the Nyström dictionary size); empty by default."""
@@ -103,7 +146,7 @@ class Policy(ABC):
         """Everything needed to continue identically: round, pending draw, RNG state, algorithm state."""
         return {
             "t": self.t,
-            "pending": self._pending,
+            "pending": list(self._pending) if isinstance(self._pending, tuple) else self._pending,
             "generator_state": self.generator.get_state(),
             "n": self.n,
             **self._extra_state(),
@@ -119,7 +162,9 @@ class Policy(ABC):
         if state["n"] != self.n:
             raise ValueError(f"state is for {state['n']} candidates, this policy has {self.n}")
         pending = state["pending"]
-        if pending is not None:
+        if isinstance(pending, (list, tuple)):
+            pending = tuple(check_index(i, self.n, "state['pending']") for i in pending)
+        elif pending is not None:
             check_index(pending, self.n, "state['pending']")
         self._load_extra_state(state)
         self.generator.set_state(state["generator_state"])
@@ -133,6 +178,14 @@ class Policy(ABC):
     @abstractmethod
     def _update(self, index: int, reward: float) -> None:
         """Apply a validated update; must leave the state unchanged if it raises."""
+
+    def _draw_batch(self, q: int) -> torch.Tensor:
+        """``q`` indices for one round (``LongTensor[q]``); only the Exp3 family draws batches."""
+        raise ValueError(f"{type(self).__name__} selects one point per round; q > 1 needs an Exp3-family policy")
+
+    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Apply a validated batch update (``q`` draws of one round)."""
+        raise ValueError(f"{type(self).__name__} does not take batch updates")
 
     def _extra_state(self) -> dict[str, Any]:
         return {}
@@ -163,6 +216,9 @@ class RandomizedPolicy(Policy):
 
     def _draw(self) -> int:
         return int(sample_from_log_probs(self.log_probabilities(), self.generator).item())
+
+    def _draw_batch(self, q: int) -> torch.Tensor:
+        return sample_from_log_probs(self.log_probabilities(), self.generator, q)
 
     def _extra_state(self) -> dict[str, Any]:
         return {"hyperparameters": self.hyperparameters()}

@@ -80,7 +80,19 @@ class Exp3Policy(RandomizedPolicy):
 
     def _update(self, index: int, reward: float) -> None:
         probs = self.probabilities()
-        f_hat, width = self.estimator._estimate(probs, index, reward, self.generator)
+        self._add(*self.estimator._estimate(probs, index, reward, self.generator))
+
+    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
+        """``q`` draws of one round: the average of their ``q`` importance-weighted estimates.
+
+        ``f̂_t = (1/q) Σ_j f̂_t^{(j)}`` (each unbiased for ``f_t`` under ``P_t``, so the average is
+        too, with variance down by ``q``); the optimism width depends only on ``P_t`` and is added
+        once. An extension beyond the paper, which draws one point per round.
+        """
+        probs = self.probabilities()
+        self._add(*self.estimator._estimate_batch(probs, indices, rewards, self.generator))
+
+    def _add(self, f_hat: torch.Tensor, width: torch.Tensor) -> None:
         optimistic = f_hat + self.beta * width
         if not bool(torch.isfinite(optimistic).all()):
             raise FloatingPointError("the estimator returned non-finite values; the policy is unchanged")

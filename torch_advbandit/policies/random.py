@@ -43,3 +43,6 @@ class UniformRandom(RandomizedPolicy):
 
     def _update(self, index: int, reward: float) -> None:
         return None
+
+    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
+        return None

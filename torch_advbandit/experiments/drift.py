@@ -1,0 +1,206 @@
+"""The second paper's experiment (seed 2, Fig. 1): GP-UCB variants on drifting objectives.
+
+Trials are :class:`DriftTrialConfig` records run by the same resumable sweep as Table 3
+(:func:`~torch_advbandit.experiments.sweep.run_sweep`); each run draws fresh functions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from ..environments import abrupt_environment, slowly_varying_environment
+from ..kernels import make_kernel
+from ..parameters import nonstationary_discount
+from ..policies import IGPUCB, WGPUCB, GPUCBPolicy, RestartingGPUCB, SlidingWindowGPUCB
+from .records import TrialRecord
+from .report import mean_se, mean_se_curve
+
+#: Seed 2, Sec. 6: the abruptly changing and the slowly varying environment.
+SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
+
+DRIFT_POLICY_LABELS = {"wgp_ucb": "WGP-UCB", "igp_ucb": "IGP-UCB", "sw_gp_ucb": "SW-GP-UCB", "r_gp_ucb": "R-GP-UCB"}
+
+LENGTHSCALE = 0.2
+
+
+def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_std: float, beta_scale: float, gen):
+    """The four algorithms with the defaults of ALGORITHMS.md §8 on the 1-D SE (``ℓ = 0.2``) grid.
+
+    ``λ = 1 + 2/T`` for all four; ``R`` = the noise level; window, period and discount from the
+    theory order (:func:`~torch_advbandit.parameters.nonstationary_memory`, ``B_T = 1``).
+    """
+    kernel = make_kernel("se", 1, lengthscale=LENGTHSCALE)
+    common = dict(noise_bound=max(noise_std, 1e-6), beta_scale=beta_scale, generator=gen)
+    lam = 1.0 + 2.0 / horizon
+    if name == "wgp_ucb":
+        discount = nonstationary_discount("se", horizon, 1)
+        return WGPUCB(candidates, kernel, horizon, discount=discount, lam=lam, **common)
+    if name == "igp_ucb":
+        return IGPUCB(candidates, kernel, horizon, **common)
+    if name == "sw_gp_ucb":
+        return SlidingWindowGPUCB(candidates, kernel, horizon, **common)
+    if name == "r_gp_ucb":
+        return RestartingGPUCB(candidates, kernel, horizon, **common)
+    raise ValueError(f"policy must be one of {sorted(DRIFT_POLICY_LABELS)}, got {name!r}")
+
+
+@dataclass(frozen=True)
+class DriftTrialConfig:
+    """One run of one GP-UCB variant on one drifting environment; ``key`` names its record.
+
+    The environment (functions and observation noise) uses a generator seeded ``2·seed``, the
+    policy ``2·seed + 1``, so all four algorithms of a seed face the same functions and noise.
+    """
+
+    scenario: str
+    policy: str
+    seed: int
+    horizon: int = 500
+    noise_std: float = 0.05
+    beta_scale: float = 1.0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.scenario not in SCENARIOS:
+            raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {self.scenario!r}")
+        if self.policy not in DRIFT_POLICY_LABELS:
+            raise ValueError(f"policy must be one of {sorted(DRIFT_POLICY_LABELS)}, got {self.policy!r}")
+        for name in ("seed", "horizon"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
+                raise ValueError(f"{name} must be a {'non-negative' if name == 'seed' else 'positive'} integer")
+        if not (math.isfinite(self.noise_std) and self.noise_std >= 0):
+            raise ValueError(f"noise_std must be finite and ≥ 0, got {self.noise_std!r}")
+        if not (math.isfinite(self.beta_scale) and self.beta_scale > 0):
+            raise ValueError(f"beta_scale must be finite and > 0, got {self.beta_scale!r}")
+
+    @property
+    def rounds_to_run(self) -> int:
+        return self.horizon
+
+    @property
+    def timing_only(self) -> bool:
+        return False
+
+    @property
+    def key(self) -> str:
+        return (
+            f"drift-{self.scenario}-{self.policy}-T{self.horizon}-seed{self.seed}"
+            f"-noise{self.noise_std:g}-bs{self.beta_scale:g}-{self.device.replace(':', '')}"
+        )
+
+    def run(self, on_round: Callable[[int], None] | None = None) -> TrialRecord:
+        """Play the run; the record's regrets are the cumulative *dynamic* regret
+        ``Σ_{s≤t} max_x f_s(x) − f_s(x_s)`` (expected and realised coincide for a deterministic choice)."""
+        from .runner import machine_info
+
+        X, env = SCENARIOS[self.scenario](torch.Generator().manual_seed(2 * self.seed), horizon=self.horizon)
+        if torch.device(self.device).type != "cpu":
+            X = X.to(self.device)
+            env.functions = env.functions.to(self.device)
+            env.generator = torch.Generator(device=self.device).manual_seed(2 * self.seed)
+        env.noise_std = self.noise_std
+        start = time.perf_counter()
+        policy: GPUCBPolicy = make_drift_policy(
+            self.policy,
+            X,
+            self.horizon,
+            self.noise_std,
+            self.beta_scale,
+            torch.Generator(device=self.device).manual_seed(2 * self.seed + 1),
+        )
+        setup = time.perf_counter() - start
+        regret, chosen, seconds, model_size = [], [], [], []
+        total = 0.0
+        for t in range(self.horizon):
+            start = time.perf_counter()
+            index = policy.select()
+            y = env.observe(t, index)  # the policy sees only the noisy value
+            policy.update(index, y)
+            seconds.append(time.perf_counter() - start)
+            f = env.rewards(t)
+            total += float(f.max() - f[index])
+            regret.append(total)
+            chosen.append(index)
+            model_size.append(float(policy.training_set().numel()))
+            if on_round is not None:
+                on_round(t)
+        return TrialRecord(
+            config=asdict(self),
+            expected_regret=regret,
+            realised_regret=list(regret),
+            chosen=chosen,
+            round_seconds=seconds,
+            setup_seconds=setup,
+            environment=machine_info(),
+            diagnostics={"model_size": model_size},
+        )
+
+
+def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, beta_scale: float = 1.0):
+    """Both scenarios × the four algorithms × ``runs`` seeds (seeds outermost)."""
+    return [
+        DriftTrialConfig(scenario, policy, seed, horizon, noise_std, beta_scale)
+        for seed in range(runs)
+        for scenario in SCENARIOS
+        for policy in DRIFT_POLICY_LABELS
+    ]
+
+
+def figure1_markdown(records: list[TrialRecord]) -> str:
+    """Final dynamic regret (mean ± s.e. over runs) and the per-round time at the last round."""
+    cells: dict[tuple, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        c = r.trial
+        cells[(c.scenario, c.policy, c.horizon)].append(r)
+    lines = [
+        "| environment | algorithm | T | runs | dynamic regret (mean ± s.e.) | s / round (all) | s / round at t = T |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (scenario, policy, horizon), group in cells.items():
+        m, se = mean_se([g.expected_regret[-1] for g in group])
+        mean_round = sum(g.mean_round_seconds for g in group) / len(group)
+        last = sum(g.round_seconds[-1] for g in group) / len(group)
+        lines.append(
+            f"| {scenario} | {DRIFT_POLICY_LABELS[policy]} | {horizon} | {len(group)} | {m:.2f} ± {se:.2f} "
+            f"| {mean_round:.2e} | {last:.2e} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
+    """Seed 2, Fig. 1: cumulative dynamic regret with ± 1 s.e. error bars, a panel per environment."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: dict[str, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        panels[r.trial.scenario][r.trial.policy].append(r)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, (scenario, by_policy) in zip(axes[0], panels.items(), strict=True):
+        for policy in [p for p in DRIFT_POLICY_LABELS if p in by_policy]:
+            group = by_policy[policy]
+            mean, se = mean_se_curve([g.expected_regret for g in group])
+            t = torch.arange(1, mean.shape[0] + 1)
+            every = max(1, mean.shape[0] // 20)
+            (line,) = ax.plot(t, mean, label=f"{DRIFT_POLICY_LABELS[policy]} ({len(group)} runs)")
+            ax.errorbar(t[::every], mean[::every], yerr=se[::every], fmt="none", ecolor=line.get_color(), capsize=2)
+        ax.set_title({"abrupt": "Abruptly changing", "slow": "Slowly varying"}.get(scenario, scenario))
+        ax.set_xlabel("round t")
+        ax.set_ylabel("cumulative dynamic regret")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(out_dir) / "figure1.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
