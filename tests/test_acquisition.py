@@ -52,8 +52,8 @@ def test_sampling_strategy_frequencies_match_p_t(device):
     assert torch.equal(strategy(X.unsqueeze(0), num_samples=40_000), draws)  # pending until updated
 
 
-def test_strategy_draw_becomes_the_pending_selection_and_observe_continues():
-    X = grid(25)
+def test_strategy_draw_becomes_the_pending_selection_and_observe_continues(device):
+    X = grid(25, device)
     policy = exp3(X)
     strategy = Exp3SamplingStrategy(policy)
     for _ in range(5):
@@ -69,13 +69,13 @@ def test_strategy_draw_becomes_the_pending_selection_and_observe_continues():
     with pytest.raises(ValueError, match="num_samples"):
         strategy(X.unsqueeze(0), num_samples=0)
     with pytest.raises(TypeError, match="Exp3-family"):
-        Exp3SamplingStrategy(WGPUCB(X, make_kernel("se", 1), 10, discount=0.9, lam=1.0))
+        Exp3SamplingStrategy(WGPUCB(X, make_kernel("se", 1, device=device), 10, discount=0.9, lam=1.0))
 
 
-def test_strategy_handles_more_than_2_pow_24_candidates():
+def test_strategy_handles_more_than_2_pow_24_candidates(device):
     n = 2**24 + 3
-    X = torch.linspace(0, 1, n, dtype=DT).unsqueeze(-1)
-    policy = UniformRandom(X, None, 5, generator=torch.Generator().manual_seed(0))
+    X = torch.linspace(0, 1, n, dtype=DT, device=device).unsqueeze(-1)
+    policy = UniformRandom(X, None, 5, generator=torch.Generator(device=device).manual_seed(0))
     out = Exp3SamplingStrategy(policy)(X.unsqueeze(0), num_samples=2)
     assert out.shape == (1, 2, 1) and int(policy.select(2).max()) < n
 
@@ -93,10 +93,10 @@ def test_log_probability_acquisition_gives_the_mode(device):
         acqf(torch.full((1, 1, 1), 0.123456, dtype=DT, device=device))
 
 
-def test_candidate_index_is_exact_in_several_dimensions():
-    X = torch.rand(500, 3, generator=torch.Generator().manual_seed(0), dtype=DT)
+def test_candidate_index_is_exact_in_several_dimensions(device):
+    X = torch.rand(500, 3, generator=torch.Generator().manual_seed(0), dtype=DT).to(device)
     lookup = CandidateIndex(X)
-    perm = torch.randperm(500, generator=torch.Generator().manual_seed(1))
+    perm = torch.randperm(500, generator=torch.Generator().manual_seed(1)).to(device)
     assert torch.equal(lookup(X[perm]), perm)
     assert torch.equal(lookup(X[perm].reshape(50, 10, 3)), perm.reshape(50, 10))
 
@@ -124,14 +124,15 @@ def test_discounted_ucb_picks_the_argmax_of_mean_plus_beta_sigma(device):
     assert fixed.beta == pytest.approx(0.36)
 
 
-def test_discounted_qucb_batches_with_pending_points():
+def test_discounted_qucb_batches_with_pending_points(device):
     gen = torch.Generator().manual_seed(4)
-    Xtr = torch.rand(15, 2, generator=gen, dtype=DT)
+    Xtr = torch.rand(15, 2, generator=gen, dtype=DT).to(device)
     Ytr = Xtr.sum(-1, keepdim=True)
-    pending = torch.rand(2, 2, generator=gen, dtype=DT)
-    acqf = discounted_qucb(Xtr, Ytr, make_kernel("se", 2), discount=0.95, lam=0.5, X_pending=pending)
+    pending = torch.rand(2, 2, generator=gen, dtype=DT).to(device)
+    kernel = make_kernel("se", 2, device=device)
+    acqf = discounted_qucb(Xtr, Ytr, kernel, discount=0.95, lam=0.5, X_pending=pending)
     assert isinstance(acqf, qUpperConfidenceBound) and torch.equal(acqf.X_pending, pending)
-    choices = torch.rand(60, 2, generator=gen, dtype=DT)
+    choices = torch.rand(60, 2, generator=gen, dtype=DT).to(device)
     batch, value = optimize_acqf_discrete(acqf, q=3, choices=choices)
     assert batch.shape == (3, 2) and len({tuple(r.tolist()) for r in batch}) == 3
 
@@ -180,8 +181,8 @@ def test_batch_update_averages_the_q_estimates(cls, device):
     assert a.t == 1
 
 
-def test_batch_protocol_errors_leave_the_policy_unchanged_and_state_round_trips():
-    X = grid(20)
+def test_batch_protocol_errors_leave_the_policy_unchanged_and_state_round_trips(device):
+    X = grid(20, device)
     policy = exp3(X)
     idx = policy.select(3)
     state = policy.state_dict()
@@ -202,4 +203,4 @@ def test_batch_protocol_errors_leave_the_policy_unchanged_and_state_round_trips(
     torch.testing.assert_close(policy.cumulative_reward, clone.cumulative_reward)
     assert torch.equal(policy.select(2), clone.select(2))
     with pytest.raises(ValueError, match="one point per round"):
-        WGPUCB(X, make_kernel("se", 1), 10, discount=0.9, lam=1.0).select(2)
+        WGPUCB(X, make_kernel("se", 1, device=device), 10, discount=0.9, lam=1.0).select(2)
