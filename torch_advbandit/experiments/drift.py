@@ -164,7 +164,8 @@ def figure1_markdown(records: list[TrialRecord]) -> str:
         "| environment | algorithm | T | runs | dynamic regret (mean ± s.e.) | s / round (all) | s / round at t = T |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (scenario, policy, horizon), group in cells.items():
+    order = list(DRIFT_POLICY_LABELS)
+    for (scenario, policy, horizon), group in sorted(cells.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
         m, se = mean_se([g.expected_regret[-1] for g in group])
         mean_round = sum(g.mean_round_seconds for g in group) / len(group)
         last = sum(g.round_seconds[-1] for g in group) / len(group)
