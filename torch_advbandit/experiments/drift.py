@@ -20,7 +20,7 @@ from ..kernels import make_kernel
 from ..parameters import nonstationary_discount
 from ..policies import IGPUCB, WGPUCB, GPUCBPolicy, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
-from .report import mean_se, mean_se_curve
+from .report import mean_se, mean_se_curve, save_figure
 
 #: Seed 2, Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
@@ -200,8 +200,4 @@ def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
         ax.set_ylabel("cumulative dynamic regret")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(out_dir) / "figure1.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, Path(out_dir) / "figure1.png")

@@ -50,6 +50,16 @@ def mean_se_curve(curves: list[list[float]]):
     return mean, se
 
 
+def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
+    """``tight_layout``, write ``path`` as PNG, close the figure; returns the path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return Path(path)
+
+
 def _groups(records: list[TrialRecord]) -> dict[tuple, list[TrialRecord]]:
     groups: dict[tuple, list[TrialRecord]] = defaultdict(list)
     for r in records:
@@ -148,9 +158,5 @@ def plot_regret(records: list[TrialRecord], out_dir: str | Path) -> list[Path]:
         ax.set_title(f"Setting {setting}, {kernel} kernel, adaptive adversary")
         ax.grid(alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        path = Path(out_dir) / f"regret_setting{setting}_{kernel}_T{horizon}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"regret_setting{setting}_{kernel}_T{horizon}.png", dpi=120))
     return paths

@@ -11,7 +11,7 @@ import torch
 
 from ..parameters import information_gain_bound
 from .records import TrialRecord
-from .report import SummaryRow, mean_se_curve
+from .report import SummaryRow, mean_se_curve, save_figure
 from .settings import POLICY_LABELS, SETTINGS
 
 KERNEL_LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
@@ -80,11 +80,7 @@ def plot_settings(records: list[TrialRecord], out_dir: str | Path) -> list[Path]
             ax.grid(alpha=0.3)
         axes[0][0].set_ylabel("cumulative expected regret")
         axes[0][0].legend(fontsize=8)
-        fig.tight_layout()
-        path = Path(out_dir) / f"table3_setting{setting}_T{horizon}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"table3_setting{setting}_T{horizon}.png"))
     return paths
 
 
@@ -205,8 +201,4 @@ def plot_growth(rows: list[GrowthRow], out_dir: str | Path) -> Path:
         ax.set_ylabel("final expected regret")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "growth.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, Path(out_dir) / "growth.png")
