@@ -207,9 +207,11 @@ class WGPUCB(GPUCBPolicy):
     double-weighted information gain on the observed points; ``time_uniform=True`` uses
     ``log(T/δ)`` instead of ``log(1/δ)`` (the published correction).
 
+    The other arguments (``candidates``, ``kernel``, ``horizon``, ``lam``, ``beta``,
+    ``beta_scale``, ``rkhs_bound``, ``noise_bound``, ``delta``, ``chunk_size``, ``generator``) are
+    those of :class:`GPUCBPolicy`.
+
     Args:
-        candidates, kernel, horizon, lam, beta, beta_scale, rkhs_bound, noise_bound, delta,
-        chunk_size, generator: as :class:`GPUCBPolicy`.
         discount: ``η ∈ (0, 1]``; ``1`` is the unweighted GP (see
             :func:`~torch_advbandit.parameters.nonstationary_discount` for a theory-order value).
         time_uniform: use ``log(T/δ)`` in ``β_t``.
