@@ -27,6 +27,10 @@ class NystromSample:
     Attributes:
         indices: ``LongTensor[s]``, candidate indices (repeats allowed).
         weights: ``Tensor[s]``, positive weights (``1/sqrt(p_i)`` for RLS sampling).
+
+    Example:
+        >>> NystromSample(torch.tensor([0, 4]), torch.tensor([1.0, 2.0], dtype=torch.float64)).size
+        2
     """
 
     indices: torch.Tensor

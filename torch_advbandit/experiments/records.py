@@ -32,6 +32,10 @@ class TrialConfig:
             runs the whole horizon. Parameters still use ``horizon``.
         environment: ``"adaptive"`` (the paper's adaptive adversary, App. 17) or
             ``"lower_bound"`` (the stochastic instance of seed 1, Sec. 5; ALGORITHMS.md §9).
+
+    Example:
+        >>> TrialConfig(1, "se", "kernelized_exp3", 1000, 3).key
+        's1-se-kernelized_exp3-T1000-seed3-F1000x100-cpu'
     """
 
     setting: int
@@ -160,5 +164,10 @@ def config_from_dict(config: dict[str, Any]):
 
 
 def record_path(directory: str | Path, config: TrialConfig) -> Path:
-    """Where the record of ``config`` lives under ``directory``."""
+    """Where the record of ``config`` lives under ``directory``.
+
+    Example:
+        >>> record_path("out/trials", TrialConfig(2, "se", "uniform", 50, 0)).name
+        's2-se-uniform-T50-seed0-F1000x100-cpu.json'
+    """
     return Path(directory) / f"{config.key}.json"

@@ -32,7 +32,13 @@ class SummaryRow:
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
-    """Mean and standard error of the mean (0 for a single value)."""
+    """Mean and standard error of the mean (0 for a single value).
+
+    Example:
+        >>> m, se = mean_se([1.0, 2.0, 3.0])
+        >>> m, round(se, 4)
+        (2.0, 0.5774)
+    """
     m = sum(values) / len(values)
     if len(values) < 2:
         return m, 0.0
@@ -69,7 +75,15 @@ def _groups(records: list[TrialRecord]) -> dict[tuple, list[TrialRecord]]:
 
 
 def summarize(records: list[TrialRecord]) -> list[SummaryRow]:
-    """One :class:`SummaryRow` per (setting, kernel, policy, horizon, environment), in first-seen order."""
+    """One :class:`SummaryRow` per (setting, kernel, policy, horizon, environment), in first-seen order.
+
+    Example:
+        >>> from torch_advbandit.experiments import TrialConfig, run_trial
+        >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1)]
+        >>> records = [run_trial(c) for c in configs]
+        >>> [(r.policy, r.seeds) for r in summarize(records)]
+        [('uniform', 2)]
+    """
     rows = []
     for (setting, kernel, policy, horizon, _, environment), group in _groups(records).items():
         regret = mean_se([r.expected_regret[-1] for r in group])

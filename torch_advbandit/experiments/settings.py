@@ -14,7 +14,12 @@ from ..policies import APGExp3, KernelizedExp3, Policy, RLSKernelizedExp3, Unifo
 
 @dataclass(frozen=True)
 class Setting:
-    """A uniformly spaced grid of ``points_per_dim ** d`` points in ``[0, 1]^d``."""
+    """A uniformly spaced grid of ``points_per_dim ** d`` points in ``[0, 1]^d``.
+
+    Example:
+        >>> SETTINGS[2].candidates().shape
+        torch.Size([400, 2])
+    """
 
     number: int
     points_per_dim: int
