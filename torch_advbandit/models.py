@@ -18,7 +18,7 @@ from botorch.models import SingleTaskGP
 from gpytorch.kernels import Kernel
 from gpytorch.means import ZeroMean
 
-from ._validation import check_positive
+from ._validation import check_positive, check_unit_interval
 from .kernels import prepare_kernel
 
 #: Observations whose weight ratio ``η^{age}`` is below ``exp(−MAX_LOG_AGE_WEIGHT)`` (``ε²`` of
@@ -26,16 +26,6 @@ from .kernels import prepare_kernel
 #: effect on the posterior is below float64 rounding, and leaving them out keeps the per-round
 #: cost bounded by the discount's memory instead of ``t``.
 MAX_LOG_AGE_WEIGHT = 2.0 * math.log(1.0 / torch.finfo(torch.float64).eps)
-
-
-def check_discount(discount: float) -> float:
-    """Validate ``η ∈ (0, 1]``."""
-    if isinstance(discount, bool) or not isinstance(discount, (int, float)):
-        raise TypeError(f"discount must be a real number, got {type(discount).__name__}")
-    discount = float(discount)
-    if not (0.0 < discount <= 1.0):
-        raise ValueError(f"discount must lie in (0, 1], got {discount!r}")
-    return discount
 
 
 def age_log_weights(ages: torch.Tensor, discount: float) -> torch.Tensor:
@@ -111,7 +101,7 @@ def discounted_gp(
     train_Y = train_Y.to(train_X)
     if not bool(torch.isfinite(train_X).all() & torch.isfinite(train_Y).all()):
         raise ValueError("train_X and train_Y must be finite")
-    discount = check_discount(discount)
+    discount = check_unit_interval(discount, "discount")
     lam = check_positive(lam, "lam")
     if ages is None:
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,10 @@ def record_path(directory: str | Path, config: TrialConfig) -> Path:
         's2-se-uniform-T50-seed0-F1000x100-cpu.json'
     """
     return Path(directory) / f"{config.key}.json"
+
+
+def pending_configs(configs: Iterable, out_dir: str | Path) -> tuple[list, list]:
+    """``(all, todo)``: the de-duplicated configurations and those without a record under ``out_dir/trials``."""
+    trial_dir = Path(out_dir) / "trials"
+    configs = list(dict.fromkeys(configs))
+    return configs, [c for c in configs if not record_path(trial_dir, c).exists()]

@@ -13,7 +13,7 @@ import torch
 from ..environments import AdaptiveAdversary, Environment, LowerBoundEnvironment
 from ..kernels import make_kernel
 from ..policies import RandomizedPolicy
-from .records import TrialConfig, TrialRecord, record_path
+from .records import TrialConfig, TrialRecord, pending_configs, record_path
 from .settings import POLICIES, SETTINGS
 
 
@@ -151,8 +151,7 @@ def run_trials(
     from tqdm.auto import tqdm
 
     trial_dir = Path(out_dir) / "trials"
-    configs = list(dict.fromkeys(configs))
-    todo = [c for c in configs if not record_path(trial_dir, c).exists()]
+    configs, todo = pending_configs(configs, out_dir)
     with tqdm(total=sum(c.rounds_to_run for c in todo), unit="round", disable=not progress, dynamic_ncols=True) as bar:
         for config in todo:
             bar.set_postfix_str(f"s{config.setting} {config.kernel} {config.policy} seed {config.seed}")

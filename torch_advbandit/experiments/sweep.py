@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .records import TrialConfig, TrialRecord, config_from_dict, record_path
+from .records import TrialConfig, TrialRecord, config_from_dict, pending_configs, record_path
 
 BACKENDS = ("local", "ray", "serial")
 
@@ -86,13 +86,6 @@ def _drain(q: Any, progress: _Progress) -> None:
         except (queue_module.Empty, Exception):  # ray.util.queue.Empty is not queue.Empty
             return
         progress.message(*message)
-
-
-def pending_configs(configs: Iterable[TrialConfig], out_dir: str | Path) -> tuple[list[TrialConfig], list[TrialConfig]]:
-    """``(all, todo)``: the de-duplicated configurations and those without a record yet."""
-    trial_dir = Path(out_dir) / "trials"
-    configs = list(dict.fromkeys(configs))
-    return configs, [c for c in configs if not record_path(trial_dir, c).exists()]
 
 
 def run_sweep(

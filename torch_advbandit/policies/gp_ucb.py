@@ -16,10 +16,10 @@ from botorch.acquisition import UpperConfidenceBound
 from botorch.optim import optimize_acqf_discrete
 from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
 
-from .._validation import check_int, check_positive
+from .._validation import check_int, check_positive, check_unit_interval
 from ..confidence import igp_beta, weighted_information_gain, wgp_beta
 from ..kernels import kernel_matrix
-from ..models import age_log_weights, check_discount, discounted_noise, fixed_noise_gp, frozen_kernel
+from ..models import age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from ..parameters import nonstationary_memory
 from .base import Policy, check_hyperparameters
 
@@ -142,17 +142,13 @@ class GPUCBPolicy(Policy):
         return int(hits[0, 0])
 
     def _update(self, index: int, reward: float) -> None:
-        x = self.candidates[index : index + 1]
-        row = kernel_matrix(self.kernel, x, self.candidates[self.indices]).squeeze(0) if self.indices.numel() else None
-        diag = kernel_matrix(self.kernel, x, x).reshape(1, 1)
+        indices = torch.cat([self.indices, torch.tensor([index], device=self.indices.device)])
+        row = kernel_matrix(self.kernel, self.candidates[index : index + 1], self.candidates[indices]).squeeze(0)
         m = self.indices.numel()
         gram = torch.empty(m + 1, m + 1, dtype=self._gram.dtype, device=self._gram.device)
         gram[:m, :m] = self._gram
-        if row is not None:
-            gram[m, :m] = row
-            gram[:m, m] = row
-        gram[m:, m:] = diag
-        indices = torch.cat([self.indices, torch.tensor([index], device=self.indices.device)])
+        gram[m, :] = row  # k(x_new, past points and itself)
+        gram[:, m] = row
         rewards = torch.cat(
             [self.rewards, torch.tensor([reward], dtype=self.rewards.dtype, device=self.rewards.device)]
         )
@@ -242,7 +238,7 @@ class WGPUCB(GPUCBPolicy):
         chunk_size: int = 4096,
         generator: torch.Generator | None = None,
     ) -> None:
-        self.discount = check_discount(discount)
+        self.discount = check_unit_interval(discount, "discount")
         self.time_uniform = bool(time_uniform)
         super().__init__(
             candidates,
