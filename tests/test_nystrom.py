@@ -10,7 +10,13 @@ from conftest import DT, grid, oracle_kernel
 from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.estimators import NystromIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
 from torch_advbandit.kernels import make_kernel
-from torch_advbandit.nystrom import NystromSample, RecursiveRLSSelector, UniformSelector, recursive_rls_nystrom
+from torch_advbandit.nystrom import (
+    NystromSample,
+    RecursiveRLSSelector,
+    UniformSelector,
+    approximate_leverage_scores,
+    recursive_rls_nystrom,
+)
 from torch_advbandit.parameters import paper_parameters
 
 
@@ -45,6 +51,34 @@ def test_spectral_guarantee_with_real_compression():
     SKS = KS[sample.indices] * sample.weights[:, None]
     approx = KS @ torch.linalg.pinv(SKS, hermitian=True, rtol=1e-12) @ KS.T
     assert torch.linalg.eigvalsh(Kt - approx).max().item() <= c
+
+
+@pytest.mark.parametrize("name", ["se", "matern32"])
+@pytest.mark.parametrize("m", [60, 600], ids=["cholesky-path", "eigen-path"])
+def test_leverage_scores_match_the_dense_definition_and_truncation_only_raises_them(name, m, device):
+    """Dense ``(3/2c)(K̃_ii − K̃_iS W (W K̃_SS W + cI)⁻¹ W K̃_Si)``; the ``m ≥ 4s`` path cuts eigenvalues."""
+    n, c = 600, 1e-3
+    X = grid(n).to(device)
+    P = random_probs(n, 4).to(device)
+    g = torch.Generator().manual_seed(5)
+    S = torch.randperm(n, generator=g)[:100].to(device)
+    w = (torch.rand(100, generator=g, dtype=DT) + 0.5).to(device)
+    rows = torch.arange(m, device=device)
+    sq = P.sqrt()
+    Kt = sq[:, None] * oracle_kernel(name, X, X, 0.3) * sq[None, :]
+    C = w[:, None] * Kt[S][:, rows]
+    inner = w[:, None] * Kt[S][:, S] * w[None, :] + c * torch.eye(100, dtype=DT, device=device)
+    dense = 1.5 / c * (Kt.diagonal()[rows] - (C * torch.linalg.solve(inner, C)).sum(0)).clamp_min(0)
+    k, sample, wd = make_kernel(name, 1), NystromSample(S, w), P * torch.ones(n, dtype=DT, device=device)
+    exact = approximate_leverage_scores(k, X, sq, wd, rows, sample, c, eigen_tolerance=0.0)
+    torch.testing.assert_close(exact, dense, rtol=1e-7, atol=1e-9 * float(dense.max()))
+    tol = 1e-2
+    cut = approximate_leverage_scores(k, X, sq, wd, rows, sample, c, eigen_tolerance=tol)
+    bound = 1.5 * tol * wd[rows] / c
+    slack = 1e-9 * float(dense.max())
+    assert bool((cut >= exact - slack).all()) and bool((cut <= exact + bound + slack).all())
+    if m >= 400 and name == "se":
+        assert float((cut - exact).abs().max()) > 0  # the cut did drop directions
 
 
 def test_dictionary_size_follows_effective_dimension_not_n():

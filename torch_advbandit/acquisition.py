@@ -25,6 +25,11 @@ class CandidateIndex:
     Rows are hashed from their float bits (so the same row always gets the same key, whatever the
     batch), keys are sorted once, and each lookup is a ``searchsorted`` plus an exact equality
     check: ``O(b·(d + log n))`` per batch, ``O(n)`` memory.
+
+    Example:
+        >>> X = torch.rand(5, 2, dtype=torch.float64)
+        >>> CandidateIndex(X)(X[[3, 0]])
+        tensor([3, 0])
     """
 
     def __init__(self, candidates: torch.Tensor) -> None:

@@ -175,7 +175,15 @@ def _figure1(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``torch-advbandit`` console script; returns the exit status."""
+    """Entry point of the ``torch-advbandit`` console script; returns the exit status.
+
+    Example:
+        >>> main(["run", "--setting", "1", "--kernel", "se", "--policy", "uniform", "--horizon", "5",
+        ...       "--seeds", "1", "--out", "cli-out", "--no-progress"])  # doctest: +ELLIPSIS
+        | setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) |...
+        plot: cli-out/regret_setting1_se_T5.png
+        0
+    """
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":

@@ -42,6 +42,13 @@ def frank_wolfe_design(
 
     Returns:
         ``Tensor[n]``, the design, summing to one.
+
+    Example:
+        >>> N = torch.eye(3, dtype=torch.float64)  # orthonormal features: the D-optimal design is uniform
+        >>> init = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)
+        >>> pi = frank_wolfe_design(lambda p: feature_leverage(N, p), init, tol=1e-2)
+        >>> bool((pi - 1 / 3).abs().max() < 0.02)
+        True
     """
     pi = init.clone()
     for k in range(max_iter):
@@ -57,7 +64,13 @@ def frank_wolfe_design(
 
 
 def feature_leverage(features: torch.Tensor, pi: torch.Tensor, ridge: float = 0.0) -> torch.Tensor:
-    """``w(x) = N(x)ᵀ(Σ_y π(y)N(y)N(y)ᵀ + ridge·I)⁻¹N(x)`` for features ``N`` (``Tensor[n, D]``)."""
+    """``w(x) = N(x)ᵀ(Σ_y π(y)N(y)N(y)ᵀ + ridge·I)⁻¹N(x)`` for features ``N`` (``Tensor[n, D]``).
+
+    Example:
+        >>> N = torch.eye(3, dtype=torch.float64)
+        >>> [round(w, 9) for w in feature_leverage(N, torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)).tolist()]
+        [2.0, 4.0, 4.0]
+    """
     Q = features.mT @ (pi.unsqueeze(-1) * features)
     Q.diagonal().add_(ridge)
     L = psd_safe_cholesky(Q)

@@ -22,6 +22,14 @@ class Discretization:
         bounds: ``Tensor[2, d]``, lower and upper corners.
         unit: ``Tensor[m, d]`` in ``[0, 1]^d``: give these to the policies and kernels.
         points: ``Tensor[m, d]`` in the box: evaluate the objective here (``points[i]`` for index ``i``).
+
+    Example:
+        >>> from torch_advbandit.domains import discretize
+        >>> D = discretize(torch.tensor([[-5.0, 0.0], [10.0, 15.0]], dtype=torch.float64), 16)
+        >>> D.unit.shape, D.points.shape
+        (torch.Size([16, 2]), torch.Size([16, 2]))
+        >>> torch.allclose(D.from_unit(D.unit), D.points)
+        True
     """
 
     bounds: torch.Tensor

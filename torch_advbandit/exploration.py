@@ -176,5 +176,10 @@ def exploration_distribution(
 
 
 def exploration_length(horizon: int, alpha: float) -> int:
-    """``N = ceil(T·α)``, the length of the MVR sequence used by Exp3 (seed 1, Alg. 1)."""
+    """``N = ceil(T·α)``, the length of the MVR sequence used by Exp3 (seed 1, Alg. 1).
+
+    Example:
+        >>> exploration_length(1000, 0.05)
+        50
+    """
     return max(1, math.ceil(horizon * alpha - 1e-9))

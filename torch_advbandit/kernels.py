@@ -73,6 +73,12 @@ def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel
 
     The caller's kernel is never modified. Raises ``TypeError`` for a non-GPyTorch kernel and
     ``ValueError`` when ``k(x, x) > 1`` somewhere on the candidate set.
+
+    Example:
+        >>> X = torch.rand(10, 2, dtype=torch.float64)
+        >>> k = prepare_kernel(make_kernel("se", 2, dtype=torch.float32), X)
+        >>> k.lengthscale.dtype
+        torch.float64
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"{name} must be a gpytorch.kernels.Kernel, got {type(kernel).__name__}")
@@ -118,11 +124,22 @@ def kernel_matrix(
 def kernel_columns(
     kernel: Kernel, X: torch.Tensor, index: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES
 ) -> torch.Tensor:
-    """Columns ``K[:, index]`` (shape ``n × len(index)``) without forming ``K``."""
+    """Columns ``K[:, index]`` (shape ``n × len(index)``) without forming ``K``.
+
+    Example:
+        >>> X = torch.rand(6, 1, dtype=torch.float64)
+        >>> kernel_columns(make_kernel("se", 1), X, torch.tensor([1, 4])).shape
+        torch.Size([6, 2])
+    """
     return kernel_matrix(kernel, X, X[index], block_entries=block_entries)
 
 
 def kernel_diag(kernel: Kernel, X: torch.Tensor) -> torch.Tensor:
-    """Diagonal ``k(x_i, x_i)``, shape ``n``."""
+    """Diagonal ``k(x_i, x_i)``, shape ``n``.
+
+    Example:
+        >>> kernel_diag(make_kernel("matern32", 2), torch.rand(3, 2, dtype=torch.float64)).tolist()
+        [1.0, 1.0, 1.0]
+    """
     with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
         return kernel(X, X, diag=True).to_dense().reshape(X.shape[0])

@@ -21,7 +21,14 @@ from .kernels import kernel_columns, kernel_diag
 
 
 def weighted_gram(K: torch.Tensor, probs: torch.Tensor, ridge: float) -> torch.Tensor:
-    """``K̃ + cI = D^{1/2} K D^{1/2} + cI`` (shape ``n × n``), the matrix every round factorises."""
+    """``K̃ + cI = D^{1/2} K D^{1/2} + cI`` (shape ``n × n``), the matrix every round factorises.
+
+    Example:
+        >>> K = torch.ones(2, 2, dtype=torch.float64)
+        >>> weighted_gram(K, torch.tensor([0.25, 0.75], dtype=torch.float64), 0.5)
+        tensor([[0.7500, 0.4330],
+                [0.4330, 1.2500]], dtype=torch.float64)
+    """
     sq = probs.sqrt()
     out = sq.unsqueeze(-1) * K * sq.unsqueeze(-2)
     out.diagonal(dim1=-2, dim2=-1).add_(ridge)
@@ -33,6 +40,12 @@ def symmetric_pinv_sqrt(B: torch.Tensor) -> torch.Tensor:
 
     Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of seed Eq. 6), so the
     returned ``R`` is ``s × r`` with ``r`` the numerical rank.
+
+    Example:
+        >>> B = torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float64)  # rank one
+        >>> R = symmetric_pinv_sqrt(B)
+        >>> R.shape, torch.allclose(R @ R.mT, torch.linalg.pinv(B))
+        (torch.Size([2, 1]), True)
     """
     evals, evecs = torch.linalg.eigh(B)
     if evals.numel() == 0:
@@ -52,6 +65,16 @@ class WeightedGramFactor:
     Attributes:
         V: ``Tensor[n, n]``.
         ridge: the ridge ``c``.
+
+    Example:
+        >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
+        >>> X = torch.linspace(0, 1, 30, dtype=torch.float64).unsqueeze(-1)
+        >>> K = kernel_matrix(make_kernel("se", 1), X)
+        >>> P = torch.full((30,), 1 / 30, dtype=torch.float64)
+        >>> factor = WeightedGramFactor.build(K, P, 1e-2)
+        >>> A_col = factor.column(K, 7)  # A[:, 7], the estimator's column for x_t = X[7]
+        >>> bool(torch.allclose(factor.diagonal(torch.ones(30, dtype=torch.float64), P)[7], A_col[7]))
+        True
     """
 
     V: torch.Tensor
@@ -99,6 +122,13 @@ def greedy_posterior_columns(
 
     Returns:
         ``(chosen, columns, variance)``: ``LongTensor[D]``, ``Tensor[n, D]``, ``Tensor[n]``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 200, dtype=torch.float64).unsqueeze(-1)
+        >>> chosen, cols, var = greedy_posterior_columns(make_kernel("se", 1), X, 0.0, 50, variance_tol=1e-8)
+        >>> chosen.numel() < 50, bool(var.max() <= 1e-8)  # pivoted Cholesky stops at the tolerance
+        (True, True)
     """
     n = candidates.shape[0]
     var = kernel_diag(kernel, candidates).clone()

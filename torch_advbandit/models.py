@@ -29,7 +29,13 @@ MAX_LOG_AGE_WEIGHT = 2.0 * math.log(1.0 / torch.finfo(torch.float64).eps)
 
 
 def age_log_weights(ages: torch.Tensor, discount: float) -> torch.Tensor:
-    """``log(w_s / w_t) = −age·log(1/η)`` for each observation (``≤ 0``), never forming ``η^{-t}``."""
+    """``log(w_s / w_t) = −age·log(1/η)`` for each observation (``≤ 0``), never forming ``η^{-t}``.
+
+    Example:
+        >>> w = age_log_weights(torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64), 0.5)
+        >>> torch.allclose(w, torch.tensor([0.0, -1.0, -2.0], dtype=torch.float64) * math.log(2.0))
+        True
+    """
     return -ages * math.log(1.0 / discount) if discount < 1.0 else torch.zeros_like(ages)
 
 
@@ -38,6 +44,11 @@ def discounted_noise(ages: torch.Tensor, discount: float, lam: float) -> tuple[t
 
     Computed as ``exp(log λ + age·log(1/η))``; observations older than ``MAX_LOG_AGE_WEIGHT /
     log(1/η)`` are dropped, and if all are, the newest is kept with its noise capped there.
+
+    Example:
+        >>> keep, noise = discounted_noise(torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64), 0.5, 0.1)
+        >>> keep.tolist(), [round(v, 12) for v in noise.squeeze(-1).tolist()]
+        ([True, True, True], [0.1, 0.2, 0.4])
     """
     log_w = age_log_weights(ages, discount)
     keep = log_w >= -MAX_LOG_AGE_WEIGHT
@@ -112,7 +123,14 @@ def discounted_gp(
 
 
 def frozen_kernel(kernel: Kernel, like: torch.Tensor) -> Kernel:
-    """A copy of ``kernel`` on ``like``'s device and dtype with every hyperparameter frozen."""
+    """A copy of ``kernel`` on ``like``'s device and dtype with every hyperparameter frozen.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> k = frozen_kernel(make_kernel("se", 1), torch.zeros(1, dtype=torch.float32))
+        >>> k.lengthscale.dtype, k.raw_lengthscale.requires_grad
+        (torch.float32, False)
+    """
     kernel = prepare_kernel(kernel, like)
     for p in kernel.parameters():
         p.requires_grad_(False)
@@ -124,6 +142,14 @@ def fixed_noise_gp(X: torch.Tensor, Y: torch.Tensor, noise: torch.Tensor, kernel
 
     No validation and no copy of ``kernel`` (pass a :func:`frozen_kernel`): the policies call this
     every round. GPyTorch's fixed-noise floor is lowered below the smallest noise so none is clamped.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(5, 1, dtype=torch.float64)
+        >>> noise = torch.full((5, 1), 1e-2, dtype=torch.float64)
+        >>> gp = fixed_noise_gp(X, torch.sin(6 * X), noise, make_kernel("se", 1))
+        >>> gp.posterior(X).variance.shape
+        torch.Size([5, 1])
     """
     floor = min(gpytorch.settings.min_fixed_noise.value(X.dtype), 0.5 * float(noise.min()))
     with (

@@ -11,6 +11,11 @@ def fine_uniform(num_samples: int, n: int, generator: torch.Generator, device: t
     ``v = u₁ + 2^-53·(u₂ + 2^-53·u₃)`` with ``u_i`` the 53-bit uniforms of ``torch.rand``: exactly
     uniform on the grid of step ``2^-159``, so events of probability down to ``1e-45`` are
     represented (``torch.rand`` alone stops at ``2^-53 ≈ 1.1e-16``).
+
+    Example:
+        >>> u = fine_uniform(2, 1000, torch.Generator().manual_seed(0), torch.device("cpu"))
+        >>> u.shape, bool(((u > 0) & (u < 1)).all())
+        (torch.Size([2, 1000]), True)
     """
     shape = (3, num_samples, n)
     u = torch.rand(shape, generator=generator, dtype=torch.float64, device=device)
@@ -19,7 +24,15 @@ def fine_uniform(num_samples: int, n: int, generator: torch.Generator, device: t
 
 
 def exponential_race(log_probs: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """``argmax_x log P(x) − log E_x`` with ``E = −log1p(−v)``: the index each row of ``v`` (``Tensor[m, n]``) draws."""
+    """``argmax_x log P(x) − log E_x`` with ``E = −log1p(−v)``: the index each row of ``v`` (``Tensor[m, n]``) draws.
+
+    Example:
+        >>> log_p = torch.log(torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64))
+        >>> v = fine_uniform(20000, 3, torch.Generator().manual_seed(0), torch.device("cpu"))
+        >>> draws = exponential_race(log_p, v)
+        >>> torch.bincount(draws, minlength=3).double().div(20000).round(decimals=2).tolist()
+        [0.7, 0.2, 0.1]
+    """
     exponential = -torch.log1p(-v)  # v near 0 gives E ≈ v at full relative precision
     return torch.argmax(log_probs.to(torch.float64).unsqueeze(0) - torch.log(exponential), dim=-1)
 

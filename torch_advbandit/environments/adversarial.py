@@ -74,6 +74,15 @@ def rkhs_functions_from_centres(
 
     Returns:
         ``Tensor[m, n]``; the RKHS norm ``sqrt(cᵀK_MM c)`` of each row is at most ``B``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 30, dtype=torch.float64).unsqueeze(-1)
+        >>> centres = torch.tensor([[0, 10, 20], [5, 15, 25]])
+        >>> coefficients = 5 * torch.ones(2, 3, dtype=torch.float64)
+        >>> F = rkhs_functions_from_centres(make_kernel("se", 1), X, centres, coefficients, 2.0)
+        >>> F.shape
+        torch.Size([2, 30])
     """
     n = candidates.shape[0]
     m, num_centres = centres.shape
@@ -89,6 +98,14 @@ class FunctionTableEnvironment(Environment):
 
     Args:
         functions: ``Tensor[m, n]``, finite; row ``j`` is one function on the ``n`` candidates.
+
+    Example:
+        >>> class Cycle(FunctionTableEnvironment):  # subclasses choose which row to play
+        ...     def rewards(self, t, probs):
+        ...         return self.functions[t % self.functions.shape[0]]
+        >>> env = Cycle(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+        >>> env.num_candidates, env.rewards(1, None).tolist()
+        (2, [1.0, 0.0])
     """
 
     def __init__(self, functions: torch.Tensor) -> None:

@@ -13,6 +13,14 @@ class Environment(ABC):
     ``rewards(t, probs)`` returns ``f_t`` as ``Tensor[n]``; ``probs`` is the learner's sampling
     distribution of that round (an adaptive adversary uses it, an oblivious one ignores it).
     The learner is then shown only ``f_t(x_t)``.
+
+    Example:
+        >>> class Constant(Environment):  # an oblivious adversary that always plays the same f
+        ...     num_candidates = 3
+        ...     def rewards(self, t, probs):
+        ...         return torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64)
+        >>> Constant().rewards(0, None).tolist()
+        [0.0, 0.5, 1.0]
     """
 
     @property

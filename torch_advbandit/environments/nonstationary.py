@@ -16,7 +16,14 @@ NUM_GRID_POINTS = 100
 def grid_functions(
     kernel: Kernel, candidates: torch.Tensor, num_functions: int, *, generator: torch.Generator
 ) -> torch.Tensor:
-    """``f(·) = Σ_i a_i k(·, x_i)`` with ``a_i ~ U[−1, 1]`` and ``x_i`` every candidate; ``Tensor[m, n]``."""
+    """``f(·) = Σ_i a_i k(·, x_i)`` with ``a_i ~ U[−1, 1]`` and ``x_i`` every candidate; ``Tensor[m, n]``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 40, dtype=torch.float64).unsqueeze(-1)
+        >>> grid_functions(make_kernel("se", 1, 0.2), X, 3, generator=torch.Generator().manual_seed(0)).shape
+        torch.Size([3, 40])
+    """
     K = kernel_matrix(prepare_kernel(kernel, candidates), candidates, candidates)
     a = 2.0 * torch.rand(num_functions, candidates.shape[0], generator=generator, dtype=K.dtype, device=K.device) - 1
     return a @ K

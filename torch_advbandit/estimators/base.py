@@ -18,6 +18,15 @@ class IPSEstimator(ABC):
     Subclasses set ``candidates`` (``Tensor[n, d]``) and implement ``_estimate``; the public
     ``estimate`` validates its arguments first (policies, which validated already, call
     ``_estimate`` directly and so avoid device synchronisations in the hot path).
+
+    Example:
+        >>> from torch_advbandit.estimators import ExactIPSEstimator
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> est = ExactIPSEstimator(make_kernel("se", 1), X, ridge=1e-2)  # a concrete IPSEstimator
+        >>> f_hat, width = est.estimate(torch.full((20,), 0.05, dtype=torch.float64), 4, 0.7)
+        >>> f_hat.shape, bool((width >= 0).all())
+        (torch.Size([20]), True)
     """
 
     candidates: torch.Tensor

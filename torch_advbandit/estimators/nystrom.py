@@ -25,13 +25,23 @@ def nystrom_features(
 
     ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``; dividing out ``sqrt(P(x))``
     (which ``φ_t(x)`` carries as a factor) keeps every later formula free of ``1/P(x)``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> from torch_advbandit.nystrom import NystromSample
+        >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
+        >>> P = torch.full((100,), 0.01, dtype=torch.float64)
+        >>> S = NystromSample(torch.arange(0, 100, 5), torch.ones(20, dtype=torch.float64))
+        >>> phi = nystrom_features(make_kernel("se", 1), X, P, S)
+        >>> phi.shape[0], phi.shape[1] <= 20
+        (100, True)
     """
     idx, w = sample.indices, sample.weights
     scale = probs[idx].sqrt() * w
     K_xs = kernel_matrix(kernel, candidates, candidates[idx], block_entries=block_entries)  # n × s
-    B = scale.unsqueeze(-1) * K_xs[idx] * scale.unsqueeze(-2)
+    B = K_xs[idx].mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
     R = symmetric_pinv_sqrt(B)
-    return (K_xs * scale) @ R
+    return K_xs.mul_(scale) @ R
 
 
 class NystromIPSEstimator(IPSEstimator):
@@ -99,14 +109,16 @@ class NystromIPSEstimator(IPSEstimator):
         ``index``/``reward`` may be ``LongTensor[q]``/``Tensor[q]``: ``f_hat`` is then ``Σ_j f̂(·; x_j, y_j)``.
         """
         phi = nystrom_features(self.kernel, self.candidates, probs, sample, block_entries=self.block_entries)
-        residual = (self.k_diag - phi.square().sum(-1)).clamp_min(0.0) / self.ridge
+        residual = (self.k_diag - torch.linalg.vector_norm(phi, dim=-1).square()).clamp_min_(0.0).div_(self.ridge)
         if phi.shape[-1] == 0:
-            return torch.zeros_like(self.k_diag), residual.sqrt()
-        M = phi.mT @ (probs.unsqueeze(-1) * phi)
+            return torch.zeros_like(self.k_diag), residual.sqrt_()
+        weighted = phi * probs.sqrt().unsqueeze(-1)
+        M = weighted.mT @ weighted
+        del weighted
         M.diagonal().add_(self.ridge)
         G = torch.linalg.solve_triangular(psd_safe_cholesky(M), phi.mT, upper=False)  # r × n
         f_hat = G.mT @ (G[:, index] @ reward) if isinstance(index, torch.Tensor) else (G.mT @ G[:, index]) * reward
-        width = (residual + G.square().sum(-2)).sqrt()
+        width = residual.add_(G.mul_(G).sum(-2)).sqrt_()
         return f_hat, width
 
 

@@ -112,6 +112,13 @@ class TrialRecord:
         setup_seconds: the learner's construction time (kernel matrix, exploration distribution).
         environment: machine and library versions.
         diagnostics: per-round policy diagnostics, e.g. ``dictionary_size`` (``s_t``) for RLS.
+
+    Example:
+        >>> record = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5).run()
+        >>> len(record.expected_regret), record.config["policy"]
+        (5, 'uniform')
+        >>> TrialRecord.load(record.save("out")).chosen == record.chosen
+        True
     """
 
     config: dict[str, Any]
@@ -156,7 +163,14 @@ class TrialRecord:
 
 
 def config_from_dict(config: dict[str, Any]):
-    """Rebuild a trial configuration from its record: ``TrialConfig`` or ``DriftTrialConfig``."""
+    """Rebuild a trial configuration from its record: ``TrialConfig`` or ``DriftTrialConfig``.
+
+    Example:
+        >>> from dataclasses import asdict
+        >>> config = TrialConfig(1, "se", "uniform", 50, 0)
+        >>> config_from_dict(asdict(config)) == config
+        True
+    """
     if "scenario" in config:
         from .drift import DriftTrialConfig  # late import: drift imports the policies
 
@@ -175,7 +189,15 @@ def record_path(directory: str | Path, config: TrialConfig) -> Path:
 
 
 def pending_configs(configs: Iterable, out_dir: str | Path) -> tuple[list, list]:
-    """``(all, todo)``: the de-duplicated configurations and those without a record under ``out_dir/trials``."""
+    """``(all, todo)``: the de-duplicated configurations and those without a record under ``out_dir/trials``.
+
+    Example:
+        >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1, 1)]
+        >>> _ = configs[0].run().save("out/trials")
+        >>> every, todo = pending_configs(configs, "out")
+        >>> len(every), [c.seed for c in todo]
+        (2, [1])
+    """
     trial_dir = Path(out_dir) / "trials"
     configs = list(dict.fromkeys(configs))
     return configs, [c for c in configs if not record_path(trial_dir, c).exists()]

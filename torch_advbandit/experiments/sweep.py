@@ -27,6 +27,13 @@ def execute_trial(config: dict[str, Any], threads: int | None = None, progress_q
 
     ``progress_queue`` (anything with ``put``) receives ``(key, rounds_done, rounds_total)`` about
     fifty times per trial.
+
+    Example:
+        >>> from dataclasses import asdict
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> config = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5)
+        >>> len(execute_trial(asdict(config))["expected_regret"])
+        5
     """
     import torch
 

@@ -54,7 +54,15 @@ def table3_markdown(rows: list[SummaryRow]) -> str:
 
 
 def plot_settings(records: list[TrialRecord], out_dir: str | Path) -> list[Path]:
-    """One PNG per (setting, horizon): a panel per kernel, mean regret curve ± 1 s.e. per algorithm."""
+    """One PNG per (setting, horizon): a panel per kernel, mean regret curve ± 1 s.e. per algorithm.
+
+    Example:
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> configs = [TrialConfig(1, k, "uniform", 5, 0, num_functions=10, num_centres=5) for k in ("se", "matern32")]
+        >>> records = [c.run() for c in configs]
+        >>> [p.suffix for p in plot_settings(records, "figures")]
+        ['.png']
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,7 +94,15 @@ def plot_settings(records: list[TrialRecord], out_dir: str | Path) -> list[Path]
 
 @dataclass(frozen=True)
 class GrowthRow:
-    """Least-squares fit ``log R_T ≈ a + exponent·log T`` over the horizons of one cell."""
+    """Least-squares fit ``log R_T ≈ a + exponent·log T`` over the horizons of one cell.
+
+    Example:
+        >>> from torch_advbandit.experiments.report import SummaryRow
+        >>> rows = [SummaryRow(1, "se", "uniform", T, 3, 0.8 * T, 1.0, 0.8 * T, 1.0, 1e-4) for T in (100, 200, 400)]
+        >>> row = growth_rows(rows)[0]
+        >>> round(row.exponent, 6), row.horizons
+        (1.0, (100, 200, 400))
+    """
 
     environment: str
     setting: int
@@ -135,7 +151,15 @@ def bound_exponent(kernel: str, horizons: list[int], d: int) -> float | None:
 
 
 def growth_rows(rows: list[SummaryRow]) -> list[GrowthRow]:
-    """Fit the regret growth exponent of every (environment, setting, kernel, policy) over its horizons."""
+    """Fit the regret growth exponent of every (environment, setting, kernel, policy) over its horizons.
+
+    Example:
+        >>> from torch_advbandit.experiments.report import SummaryRow
+        >>> cell = ("se", "kernelized_exp3")
+        >>> rows = [SummaryRow(1, *cell, T, 3, 5 * T**0.5, 1.0, 5 * T**0.5, 1.0, 1e-3) for T in (250, 1000)]
+        >>> round(growth_rows(rows)[0].exponent, 6)
+        0.5
+    """
     cells: dict[tuple, list[SummaryRow]] = defaultdict(list)
     for r in rows:
         if not r.timing_only:
@@ -158,6 +182,13 @@ def growth_markdown(rows: list[GrowthRow]) -> str:
 
     ``bound here`` is the slope of ``sqrt(T·γ̄_T)`` over the same horizons (log factors included);
     ``asymptotic`` drops the log factors: 1/2 for SE, ``(ν+d)/(2ν+d)`` for Matérn-ν, 1 for Random.
+
+    Example:
+        >>> from torch_advbandit.experiments.report import SummaryRow
+        >>> cell = ("se", "kernelized_exp3")
+        >>> rows = [SummaryRow(1, *cell, T, 3, 5 * T**0.5, 1.0, 5 * T**0.5, 1.0, 1e-3) for T in (250, 1000)]
+        >>> growth_markdown(growth_rows(rows)).splitlines()[0].startswith("|")
+        True
     """
     lines = [
         "| environment | setting | kernel | algorithm | T | mean regret | exponent ± s.e. | bound here | asymptotic |",
@@ -179,7 +210,15 @@ def growth_markdown(rows: list[GrowthRow]) -> str:
 
 
 def plot_growth(rows: list[GrowthRow], out_dir: str | Path) -> Path:
-    """Log–log regret against ``T``, a panel per environment, a line per (kernel, algorithm)."""
+    """Log–log regret against ``T``, a panel per environment, a line per (kernel, algorithm).
+
+    Example:
+        >>> from torch_advbandit.experiments.report import SummaryRow
+        >>> cell = ("se", "kernelized_exp3")
+        >>> rows = [SummaryRow(1, *cell, T, 3, 5 * T**0.5, 1.0, 5 * T**0.5, 1.0, 1e-3) for T in (250, 1000)]
+        >>> plot_growth(growth_rows(rows), "figures").suffix
+        '.png'
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -24,6 +24,15 @@ class Policy(ABC):
 
     Subclasses implement ``_draw`` (the pending index), ``_update`` (compute the new state,
     assigning it only at the end) and ``_extra_state`` / ``_load_extra_state``.
+
+    Example:
+        >>> from torch_advbandit import UniformRandom  # every policy follows this protocol
+        >>> X = torch.rand(8, 2, dtype=torch.float64)
+        >>> policy = UniformRandom(X, None, horizon=3, generator=torch.Generator().manual_seed(0))
+        >>> i = policy.select()
+        >>> policy.update(i, 0.5)
+        >>> policy.t
+        1
     """
 
     def __init__(
@@ -200,6 +209,13 @@ class RandomizedPolicy(Policy):
     Subclasses implement ``log_probabilities``; drawing is exact (Gumbel-max on ``log P_t``).
     The scalar configuration from ``hyperparameters()`` is saved with every ``state_dict`` and
     checked on load.
+
+    Example:
+        >>> from torch_advbandit import UniformRandom
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> policy = UniformRandom(X, None, 10, generator=torch.Generator().manual_seed(0))
+        >>> policy.probabilities().tolist()
+        [0.25, 0.25, 0.25, 0.25]
     """
 
     @abstractmethod
@@ -228,14 +244,28 @@ class RandomizedPolicy(Policy):
 
 
 def check_hyperparameters(state: dict[str, Any], expected: dict[str, Any]) -> None:
-    """Raise ``ValueError`` if a saved state's hyperparameters differ from this policy's."""
+    """Raise ``ValueError`` if a saved state's hyperparameters differ from this policy's.
+
+    Example:
+        >>> check_hyperparameters({"hyperparameters": {"eta": 0.1}}, {"eta": 0.1})  # equal: no error
+        >>> check_hyperparameters({"hyperparameters": {"eta": 0.2}}, {"eta": 0.1})
+        Traceback (most recent call last):
+            ...
+        ValueError: ...
+    """
     saved = state.get("hyperparameters")
     if saved != expected:
         raise ValueError(f"state was saved with hyperparameters {saved}, this policy has {expected}")
 
 
 def state_tensor(state: dict[str, Any], key: str, like: torch.Tensor) -> torch.Tensor:
-    """Fetch ``state[key]`` as a tensor shaped and placed like ``like``."""
+    """Fetch ``state[key]`` as a tensor shaped and placed like ``like``.
+
+    Example:
+        >>> like = torch.zeros(3, dtype=torch.float64)
+        >>> state_tensor({"weights": torch.tensor([1.0, 2.0, 3.0])}, "weights", like).dtype
+        torch.float64
+    """
     value = state.get(key)
     if not isinstance(value, torch.Tensor) or value.shape != like.shape:
         raise ValueError(f"state[{key!r}] must be a tensor of shape {tuple(like.shape)}")

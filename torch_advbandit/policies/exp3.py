@@ -39,6 +39,18 @@ class Exp3Policy(RandomizedPolicy):
         alpha: exploration weight ``α ∈ (0, 1]``.
         beta: optimism weight ``β ≥ 0``.
         generator: ``torch.Generator`` on the candidates' device.
+
+    Example:
+        >>> from torch_advbandit.estimators import ExactIPSEstimator
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> est = ExactIPSEstimator(make_kernel("se", 1), X, ridge=1e-2)
+        >>> pi = torch.full((20,), 0.05, dtype=torch.float64)  # any exploration distribution
+        >>> policy = Exp3Policy(X, 50, estimator=est, exploration_probs=pi, eta=0.1, alpha=0.05, beta=0.01,
+        ...                     generator=torch.Generator().manual_seed(0))
+        >>> policy.update(policy.select(), 0.3)
+        >>> float(policy.probabilities().sum())
+        1.0
     """
 
     def __init__(
@@ -122,6 +134,11 @@ class KernelExp3(Exp3Policy):
     Subclasses implement ``_make_estimator(kernel, candidates, ridge)``; everything else —
     the loop, the exploration distribution (MVR with ``N = ceil(T·α)`` points and noise ``λ`` by
     default, seed 1 Alg. 2), the state — is common.
+
+    Example:
+        >>> from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
+        >>> issubclass(KernelizedExp3, KernelExp3) and issubclass(RLSKernelizedExp3, KernelExp3)
+        True
     """
 
     def __init__(

@@ -25,7 +25,13 @@ from .base import Policy, check_hyperparameters
 
 
 def kernel_name_of(kernel: Kernel) -> str | None:
-    """``"se"``, ``"matern52"`` or ``"matern32"`` for those GPyTorch kernels (also inside a ``ScaleKernel``)."""
+    """``"se"``, ``"matern52"`` or ``"matern32"`` for those GPyTorch kernels (also inside a ``ScaleKernel``).
+
+    Example:
+        >>> from gpytorch.kernels import MaternKernel, ScaleKernel
+        >>> kernel_name_of(ScaleKernel(MaternKernel(nu=1.5))), kernel_name_of(MaternKernel(nu=0.5))
+        ('matern32', None)
+    """
     base = kernel.base_kernel if isinstance(kernel, ScaleKernel) else kernel
     if isinstance(base, RBFKernel):
         return "se"
@@ -53,6 +59,15 @@ class GPUCBPolicy(Policy):
         rkhs_bound: ``B``; noise_bound: ``R`` (sub-Gaussian constant); delta: ``δ``.
         chunk_size: candidates per batch of the acquisition evaluation.
         generator: ``torch.Generator`` (first-round and post-restart draws).
+
+    Example:
+        >>> from torch_advbandit import SlidingWindowGPUCB
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 50, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = SlidingWindowGPUCB(X, make_kernel("se", 1, 0.2), 20, lam=0.0025, window=10)
+        >>> isinstance(policy, GPUCBPolicy)
+        True
+        >>> policy.update(policy.select(), 0.4)
     """
 
     discount: float = 1.0
