@@ -189,3 +189,36 @@ def test_uniform_selector_is_a_baseline_strategy():
 def test_bad_input(build, error):
     with pytest.raises(error):
         build()
+
+
+def test_block_budget_changes_memory_not_results():
+    """Tiny blocks (a few rows at a time) give the same dictionary, estimate and width."""
+    n = 3000
+    X = grid(n)
+    P = random_probs(n, 7)
+    out = []
+    for block in (2**24, 5000):
+        est = NystromIPSEstimator(
+            make_kernel("matern52", 1), X, 1e-3, selector=RecursiveRLSSelector(block_entries=block), block_entries=block
+        )
+        f_hat, width = est.estimate(P, 11, 0.4, generator=torch.Generator().manual_seed(2))
+        out.append((est.last_sample.indices, f_hat, width))
+    assert torch.equal(out[0][0], out[1][0])
+    scale = float(out[0][1].abs().max())  # kernel blocks of other shapes round differently
+    torch.testing.assert_close(out[1][1], out[0][1], rtol=0, atol=1e-10 * scale)
+    torch.testing.assert_close(out[1][2], out[0][2], rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("name", ["se", "matern52", "matern32"])
+def test_float32_nystrom_estimate_is_close_to_float64(name):
+    """float32 is an explicit choice: with ``c ≥ 1e-2``, ``f̂`` to 5e-3 of its maximum, widths to 1e-4."""
+    X = grid(300)
+    P = random_probs(300, 8)
+    full = NystromSample(torch.arange(300), torch.ones(300, dtype=DT))
+    k = make_kernel(name, 1)
+    f64, w64 = nystrom_ips_estimate(k, X, P, 5, 1.0, 1e-2, full)
+    full32 = NystromSample(full.indices, full.weights.float())
+    f32, w32 = nystrom_ips_estimate(k, X.float(), P.float(), 5, 1.0, 1e-2, full32)
+    assert f32.dtype == torch.float32
+    assert float((f32.double() - f64).abs().max() / f64.abs().max()) < 5e-3
+    assert float(((w32.double() - w64) / w64).abs().max()) < 1e-4

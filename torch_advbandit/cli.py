@@ -178,10 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``torch-advbandit`` console script; returns the exit status.
 
     Example:
+        >>> import tempfile
+        >>> out = tempfile.mkdtemp()
         >>> main(["run", "--setting", "1", "--kernel", "se", "--policy", "uniform", "--horizon", "5",
-        ...       "--seeds", "1", "--out", "cli-out", "--no-progress"])  # doctest: +ELLIPSIS
+        ...       "--seeds", "1", "--out", out, "--no-progress"])  # doctest: +ELLIPSIS
         | setting | kernel | algorithm | T | seeds | regret (mean ± s.e.) |...
-        plot: cli-out/regret_setting1_se_T5.png
+        plot: .../regret_setting1_se_T5.png
         0
     """
     args = _parser().parse_args(argv)

@@ -3,12 +3,14 @@
 from .base import IPSEstimator
 from .exact import ExactIPSEstimator, exact_ips_estimate
 from .linear import LinearIPSEstimator
+from .lowrank import LowRankIPSEstimator
 from .nystrom import NystromIPSEstimator, nystrom_ips_estimate
 
 __all__ = [
     "IPSEstimator",
     "ExactIPSEstimator",
     "LinearIPSEstimator",
+    "LowRankIPSEstimator",
     "NystromIPSEstimator",
     "exact_ips_estimate",
     "nystrom_ips_estimate",

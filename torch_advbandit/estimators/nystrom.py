@@ -6,7 +6,7 @@ import torch
 from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
-from .._validation import check_candidates, check_positive
+from .._validation import check_candidates, check_int, check_positive
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
 from ..linalg import symmetric_pinv_sqrt
 from ..nystrom import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
@@ -25,6 +25,8 @@ def nystrom_features(
 
     ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``; dividing out ``sqrt(P(x))``
     (which ``φ_t(x)`` carries as a factor) keeps every later formula free of ``1/P(x)``.
+    Rows are computed ``block_entries // s`` at a time: besides the result (``n × r``) the memory
+    is one ``block × s`` kernel block and the ``s × s`` dictionary matrix.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -37,11 +39,16 @@ def nystrom_features(
         (100, True)
     """
     idx, w = sample.indices, sample.weights
+    S = candidates[idx]
     scale = probs[idx].sqrt() * w
-    K_xs = kernel_matrix(kernel, candidates, candidates[idx], block_entries=block_entries)  # n × s
-    B = K_xs[idx].mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
-    R = symmetric_pinv_sqrt(B)
-    return K_xs.mul_(scale) @ R
+    B = kernel_matrix(kernel, S, block_entries=block_entries).mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
+    R = symmetric_pinv_sqrt(B).mul_(scale.unsqueeze(-1))  # s × r, the dictionary weights folded in
+    n = candidates.shape[0]
+    out = torch.empty(n, R.shape[-1], dtype=candidates.dtype, device=candidates.device)
+    step = max(1, block_entries // max(1, idx.numel()))
+    for start in range(0, n, step):
+        out[start : start + step] = kernel_matrix(kernel, candidates[start : start + step], S) @ R
+    return out
 
 
 class NystromIPSEstimator(IPSEstimator):
@@ -87,7 +94,7 @@ class NystromIPSEstimator(IPSEstimator):
         self.kernel = prepare_kernel(kernel, self.candidates)
         self.ridge = check_positive(ridge, "ridge")
         self.selector = RecursiveRLSSelector() if selector is None else selector
-        self.block_entries = block_entries
+        self.block_entries = check_int(block_entries, "block_entries", minimum=1)
         self.k_diag = kernel_diag(self.kernel, self.candidates)
         self.last_sample: NystromSample | None = None
 

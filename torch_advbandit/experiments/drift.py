@@ -203,7 +203,8 @@ def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
 
     Example:
         >>> records = [c.run() for c in figure1_configs(1, horizon=10)]
-        >>> plot_figure1(records, "out").suffix
+        >>> import tempfile
+        >>> plot_figure1(records, tempfile.mkdtemp()).suffix
         '.png'
     """
     import matplotlib

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -117,7 +118,8 @@ class TrialRecord:
         >>> record = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5).run()
         >>> len(record.expected_regret), record.config["policy"]
         (5, 'uniform')
-        >>> TrialRecord.load(record.save("out")).chosen == record.chosen
+        >>> import tempfile
+        >>> TrialRecord.load(record.save(tempfile.mkdtemp())).chosen == record.chosen
         True
     """
 
@@ -193,11 +195,42 @@ def pending_configs(configs: Iterable, out_dir: str | Path) -> tuple[list, list]
 
     Example:
         >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1, 1)]
-        >>> _ = configs[0].run().save("out/trials")
-        >>> every, todo = pending_configs(configs, "out")
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> _ = configs[0].run().save(out / "trials")
+        >>> every, todo = pending_configs(configs, out)
         >>> len(every), [c.seed for c in todo]
         (2, [1])
     """
     trial_dir = Path(out_dir) / "trials"
     configs = list(dict.fromkeys(configs))
-    return configs, [c for c in configs if not record_path(trial_dir, c).exists()]
+    return configs, [c for c in configs if not _valid_record(record_path(trial_dir, c), c)]
+
+
+def _valid_record(path: Path, config) -> bool:
+    """Whether ``path`` holds a complete record of ``config``; a damaged file is moved aside.
+
+    A record that does not parse, belongs to another configuration or has the wrong number of
+    rounds (a crash while writing, a disk that filled up, an edit by hand) is renamed to
+    ``<key>.json.corrupt[-k]`` with a ``RuntimeWarning`` — kept for inspection, never silently
+    trusted or deleted — and the trial counts as pending.
+    """
+    if not path.exists():
+        return False
+    try:
+        record = TrialRecord.load(path)
+        ok = config_from_dict(record.config) == config and len(record.expected_regret) == config.rounds_to_run
+    except (OSError, ValueError, TypeError, KeyError):  # JSONDecodeError is a ValueError
+        ok = False
+    if ok:
+        return True
+    target = path.with_name(path.name + ".corrupt")
+    k = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{k}")
+        k += 1
+    os.replace(path, target)
+    warnings.warn(
+        f"damaged record {path.name} moved to {target.name}; the trial will run again", RuntimeWarning, stacklevel=3
+    )
+    return False

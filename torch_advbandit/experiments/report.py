@@ -75,7 +75,8 @@ def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
         >>> import matplotlib.pyplot as plt
         >>> fig, ax = plt.subplots()
         >>> _ = ax.plot([0, 1], [0, 1])
-        >>> save_figure(fig, "line.png").name
+        >>> import tempfile
+        >>> save_figure(fig, Path(tempfile.mkdtemp()) / "line.png").name
         'line.png'
     """
     import matplotlib.pyplot as plt
@@ -164,7 +165,8 @@ def write_csv(rows: list[SummaryRow], path: str | Path) -> Path:
 
     Example:
         >>> rows = [SummaryRow(1, "se", "uniform", 100, 3, 150.0, 2.0, 151.0, 2.5, 1e-4)]
-        >>> write_csv(rows, "summary.csv").read_text().splitlines()[0].split(",")[:3]
+        >>> import tempfile
+        >>> write_csv(rows, Path(tempfile.mkdtemp()) / "summary.csv").read_text().splitlines()[0].split(",")[:3]
         ['setting', 'kernel', 'policy']
     """
     path = Path(path)
@@ -183,7 +185,8 @@ def plot_regret(records: list[TrialRecord], out_dir: str | Path) -> list[Path]:
     Example:
         >>> from torch_advbandit.experiments import TrialConfig
         >>> records = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5).run() for s in (0, 1)]
-        >>> [p.suffix for p in plot_regret(records, "figures")]
+        >>> import tempfile
+        >>> [p.suffix for p in plot_regret(records, tempfile.mkdtemp())]
         ['.png']
     """
     import matplotlib

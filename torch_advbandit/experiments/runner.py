@@ -176,9 +176,11 @@ def run_trials(
 
     Example:
         >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1)]
-        >>> len(run_trials(configs, "out", progress=False))
+        >>> import tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> len(run_trials(configs, out, progress=False))
         2
-        >>> len(run_trials(configs, "out", progress=False))  # both recorded already: nothing is re-run
+        >>> len(run_trials(configs, out, progress=False))  # both recorded already: nothing is re-run
         2
     """
     from tqdm.auto import tqdm

@@ -180,11 +180,10 @@ def _run_serial(todo, trial_dir, bars) -> list[tuple[str, str]]:
     for config in todo:
         try:
             result = execute_trial(asdict(config), None, _DirectQueue(bars))
+            _save(result, trial_dir, bars)
         except Exception as exc:  # noqa: BLE001 - reported after the sweep, others still run
             failures.append((config.key, repr(exc)))
             bars.finished(config.key)
-            continue
-        _save(result, trial_dir, bars)
     return failures
 
 

@@ -60,7 +60,8 @@ def plot_settings(records: list[TrialRecord], out_dir: str | Path) -> list[Path]
         >>> from torch_advbandit.experiments import TrialConfig
         >>> configs = [TrialConfig(1, k, "uniform", 5, 0, num_functions=10, num_centres=5) for k in ("se", "matern32")]
         >>> records = [c.run() for c in configs]
-        >>> [p.suffix for p in plot_settings(records, "figures")]
+        >>> import tempfile
+        >>> [p.suffix for p in plot_settings(records, tempfile.mkdtemp())]
         ['.png']
     """
     import matplotlib
@@ -216,7 +217,8 @@ def plot_growth(rows: list[GrowthRow], out_dir: str | Path) -> Path:
         >>> from torch_advbandit.experiments.report import SummaryRow
         >>> cell = ("se", "kernelized_exp3")
         >>> rows = [SummaryRow(1, *cell, T, 3, 5 * T**0.5, 1.0, 5 * T**0.5, 1.0, 1e-3) for T in (250, 1000)]
-        >>> plot_growth(growth_rows(rows), "figures").suffix
+        >>> import tempfile
+        >>> plot_growth(growth_rows(rows), tempfile.mkdtemp()).suffix
         '.png'
     """
     import matplotlib

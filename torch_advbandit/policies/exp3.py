@@ -10,7 +10,7 @@ import torch
 from gpytorch.kernels import Kernel
 
 from .._validation import check_candidates, check_generator, check_int, check_positive, check_unit_interval
-from ..estimators import ExactIPSEstimator, IPSEstimator
+from ..estimators import ExactIPSEstimator, IPSEstimator, LowRankIPSEstimator
 from ..exploration import exploration_distribution, exploration_length
 from .base import RandomizedPolicy, state_tensor
 
@@ -197,7 +197,11 @@ class KernelizedExp3(KernelExp3):
     Regret ``Õ(sqrt(T·γ_T))`` against an adaptive adversary choosing ``f_t`` in the RKHS ball of
     radius ``B`` (seed 1, Thm. 1). The ridge of the estimator is ``c = λ / T``; the exploration
     distribution ``π`` defaults to MVR with ``N = ceil(T·α)`` points and noise ``λ`` (Alg. 2).
-    Per round: one Cholesky of an ``n × n`` matrix (``O(n³)``); memory ``O(n²)``.
+    Per round: one Cholesky of an ``n × n`` matrix (``O(n³)``); memory ``O(n²)``. With
+    ``estimator="lowrank"`` the same estimator is computed from a pivoted-Cholesky factor of ``K``
+    of rank ``r`` (``O(n·r²)`` a round, ``O(n·r)`` memory), exact to ``n·lowrank_tolerance/c`` in
+    every entry (:class:`~torch_advbandit.estimators.LowRankIPSEstimator`); it is never chosen
+    for you — use it where ``K`` has low numerical rank (SE kernel, large ``n``).
     :func:`~torch_advbandit.parameters.paper_parameters` gives the paper's ``η, α, λ, β``.
 
     Args:
@@ -209,7 +213,9 @@ class KernelizedExp3(KernelExp3):
         lam: regulariser ``λ > 0``.
         beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``).
         exploration: ``"mvr"``, ``"approx_mvr"`` or ``"uniform"``.
-        estimator: ``"exact"``.
+        estimator: ``"exact"`` (dense, seed Eq. 3) or ``"lowrank"`` (pivoted Cholesky + Woodbury).
+        lowrank_tolerance: ``"lowrank"`` only: pivoting stops once ``max_x k(x,x) − ‖l(x)‖² ≤`` this.
+        max_rank: ``"lowrank"`` only: cap on the rank (a ``RuntimeWarning`` if the tolerance is not met).
         generator: ``torch.Generator`` on the candidates' device.
 
     Example:
@@ -235,10 +241,15 @@ class KernelizedExp3(KernelExp3):
         beta: float,
         exploration: str = "mvr",
         estimator: str = "exact",
+        lowrank_tolerance: float = 1e-12,
+        max_rank: int | None = None,
         generator: torch.Generator | None = None,
     ) -> None:
-        if estimator != "exact":
-            raise ValueError(f"estimator must be 'exact', got {estimator!r}")
+        if estimator not in ("exact", "lowrank"):
+            raise ValueError(f"estimator must be 'exact' or 'lowrank', got {estimator!r}")
+        self.estimator_name = estimator
+        self.lowrank_tolerance = lowrank_tolerance
+        self.max_rank = max_rank
         super().__init__(
             candidates,
             kernel,
@@ -252,4 +263,19 @@ class KernelizedExp3(KernelExp3):
         )
 
     def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
+        if self.estimator_name == "lowrank":
+            return LowRankIPSEstimator(
+                kernel, candidates, ridge, tolerance=self.lowrank_tolerance, max_rank=self.max_rank
+            )
         return ExactIPSEstimator(kernel, candidates, ridge)
+
+    def hyperparameters(self) -> dict[str, Any]:
+        if self.estimator_name == "exact":  # the key set of states saved before "lowrank" existed
+            return super().hyperparameters()
+        extra = {"estimator": "lowrank", "lowrank_tolerance": self.lowrank_tolerance, "max_rank": self.max_rank}
+        return {**super().hyperparameters(), **extra}
+
+    def diagnostics(self) -> dict[str, float]:
+        """``rank``: ``r`` of the low-rank factor (``"lowrank"`` only)."""
+        est = self.estimator
+        return {"rank": float(est.factor.rank)} if isinstance(est, LowRankIPSEstimator) else {}

@@ -8,6 +8,7 @@ import torch
 from gpytorch.kernels import Kernel
 
 from ..estimators import IPSEstimator, NystromIPSEstimator
+from ..kernels import DEFAULT_BLOCK_ENTRIES
 from ..nystrom import RecursiveRLSSelector
 from .exp3 import KernelExp3
 
@@ -31,6 +32,9 @@ class RLSKernelizedExp3(KernelExp3):
         delta: ``δ ∈ (0, 1)`` of Alg. 3 (0.1 in the paper).
         exploration: ``"mvr"``, ``"uniform"`` or ``"approx_mvr"`` (Alg. 4; with it this is Alg. 6).
         base_constant, oversampling_constant: Alg. 3's constants (192 and 16).
+        block_entries: kernel entries evaluated at once (memory budget: ``8·block_entries`` bytes
+            per block in float64); the round holds ``O(n·r + block_entries + s²)`` numbers, so
+            ``n = 10⁶`` fits a GPU or this machine's RAM.
         generator: ``torch.Generator`` on the candidates' device (draws and dictionaries).
 
     Example:
@@ -60,9 +64,11 @@ class RLSKernelizedExp3(KernelExp3):
         exploration: str = "mvr",
         base_constant: float = 192.0,
         oversampling_constant: float = 16.0,
+        block_entries: int = DEFAULT_BLOCK_ENTRIES,
         generator: torch.Generator | None = None,
     ) -> None:
-        self.selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant)
+        self.selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant, block_entries=block_entries)
+        self.block_entries = self.selector.block_entries
         super().__init__(
             candidates,
             kernel,
@@ -76,7 +82,7 @@ class RLSKernelizedExp3(KernelExp3):
         )
 
     def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
-        return NystromIPSEstimator(kernel, candidates, ridge, selector=self.selector)
+        return NystromIPSEstimator(kernel, candidates, ridge, selector=self.selector, block_entries=self.block_entries)
 
     def diagnostics(self) -> dict[str, float]:
         """``dictionary_size``: ``s_t`` of the latest round's dictionary."""

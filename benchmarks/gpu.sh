@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GPU checks and benchmarks in one script (issue 8): run it whenever a session is lent a GPU
+# machine, and copy its output into benchmarks/RESULTS.md. Budget: under 8 minutes on an H200.
+#
+#   bash benchmarks/gpu.sh            # writes gpu-results.md (or $OUT/gpu-results.md when $OUT is set)
+#
+# Needs torch with CUDA, gpytorch, botorch, linear_operator, pytest and hypothesis importable; the
+# package itself is taken from this checkout (PYTHONPATH), so no install is needed on the machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
+out="${OUT:-.}/gpu-results.md"
+python - <<'PY' || { echo "no CUDA device visible to torch: nothing to do"; exit 1; }
+import torch
+assert torch.cuda.is_available()
+print("GPU:", torch.cuda.get_device_name(0), "| torch", torch.__version__)
+PY
+{
+  echo "# GPU run $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo '## CUDA tests (every device-parametrised test, CUDA variant)'
+  echo '```'
+  timeout 180 python -m pytest -q -p no:cacheprovider -k cuda tests 2>&1 | tail -15
+  echo '```'
+  echo
+  echo '## 1. Exact kernelized Exp3 against the dense floor (CUDA)'
+  timeout 120 python benchmarks/bench_exact_round.py --device cuda --sizes 1000 2000 4000 10000 --reps 3 2>&1
+  echo
+  echo '## 2–3. Exact / low-rank / RLS-Nyström at n = 10⁴; scaling to 10⁵ and 10⁶ (CUDA)'
+  timeout 240 python benchmarks/bench_scale.py --device cuda --rounds 3 --scaling-sizes 100000 1000000 2>&1
+} | tee "$out"
+echo "written: $out"

@@ -1,0 +1,147 @@
+"""Faults in sweeps (issue 9): killed workers, raising trials, a full disk, damaged record files.
+
+In every case the sweep reports the fault, keeps each finished trial, and a re-run completes only
+what is missing.
+"""
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torch_advbandit.experiments import Grid, TrialConfig, run_sweep
+from torch_advbandit.experiments.records import TrialRecord, pending_configs, record_path
+
+TINY = Grid("tiny", (1,), ("se",), ("uniform",), (8,), 3, num_functions=10, num_centres=5)
+
+
+def mtimes(trials):
+    return {p.name: p.stat().st_mtime_ns for p in trials.glob("*.json")}
+
+
+def test_truncated_record_is_moved_aside_and_rerun(tmp_path):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    trials = tmp_path / "trials"
+    damaged = record_path(trials, configs[1])
+    damaged.write_text(damaged.read_text()[:100])  # a crash mid-write by some other tool
+    before = mtimes(trials)
+    with pytest.warns(RuntimeWarning, match="damaged record"):
+        records = run_sweep(configs, tmp_path, backend="serial", progress=False)
+    assert [r.trial for r in records] == configs
+    after = mtimes(trials)
+    assert after[damaged.name] != before[damaged.name]
+    assert all(after[k] == v for k, v in before.items() if k != damaged.name), "an intact record was re-run"
+    assert (trials / (damaged.name + ".corrupt")).exists()  # kept for inspection, never deleted
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: {**r, "config": {**r["config"], "horizon": 9}},  # another trial's content
+        lambda r: {**r, "expected_regret": r["expected_regret"][:-1]},  # rounds missing
+        lambda r: {"config": r["config"]},  # fields missing
+        lambda r: [1, 2, 3],  # not a record at all
+    ],
+    ids=["wrong-config", "short", "missing-fields", "not-a-record"],
+)
+def test_inconsistent_record_counts_as_pending(tmp_path, edit):
+    config = TINY.configs()[0]
+    path = config.run().save(tmp_path / "trials")
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    with pytest.warns(RuntimeWarning, match="moved to"):
+        _, todo = pending_configs([config], tmp_path)
+    assert todo == [config] and not path.exists()
+
+
+def test_full_disk_on_write_is_reported_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    configs = TINY.configs()
+    real_dump = json.dump
+
+    def dump(obj, fh, *args, **kwargs):
+        if obj["config"]["seed"] == 1:
+            fh.write('{"config": ')  # part of the record reaches the disk, then it is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_dump(obj, fh, *args, **kwargs)
+
+    monkeypatch.setattr(json, "dump", dump)
+    with pytest.raises(RuntimeError, match=r"(?s)1 trial\(s\) failed.*seed1.*No space left"):
+        run_sweep(configs, tmp_path, backend="serial", progress=False)
+    trials = tmp_path / "trials"
+    assert sorted(p.name for p in trials.iterdir()) == sorted(record_path(trials, c).name for c in configs[::2])
+    before = mtimes(trials)
+    monkeypatch.setattr(json, "dump", real_dump)
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    after = mtimes(trials)
+    assert len(after) == 3 and all(after[k] == v for k, v in before.items())
+
+
+def test_record_save_is_atomic(tmp_path, monkeypatch):
+    record = TINY.configs()[0].run()
+    path = record.save(tmp_path)
+    good = path.read_text()
+
+    def broken(*args, **kwargs):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    with pytest.raises(OSError):
+        record.save(tmp_path)
+    assert path.read_text() == good and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+KILLER = """
+import os, signal
+from torch_advbandit.experiments import records
+_run = records.TrialConfig.run
+def run(self, on_round=None):
+    if self.seed == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies mid-trial
+    return _run(self, on_round)
+records.TrialConfig.run = run
+"""
+
+
+def test_worker_killed_mid_trial_is_reported_and_the_rerun_completes_the_rest(tmp_path):
+    """A ``sitecustomize`` makes every process kill itself on the seed-1 trial; the driver survives."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILLER)
+    code = textwrap.dedent(
+        f"""
+        from torch_advbandit.experiments import Grid, run_sweep
+        grid = Grid("tiny", (1,), ("se",), ("uniform",), (8,), 3, num_functions=10, num_centres=5)
+        run_sweep(grid.configs(), {str(tmp_path)!r}, backend="local", workers=1, progress=False)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "trial(s) failed" in out.stderr and "seed1" in out.stderr, out.stderr[-2000:]
+    trials = tmp_path / "trials"
+    before = mtimes(trials)
+    assert list(before) == [record_path(trials, TINY.configs()[0]).name]  # seed 0 finished first and is kept
+    records = run_sweep(TINY.configs(), tmp_path, backend="local", workers=1, progress=False)
+    assert [r.trial.seed for r in records] == [0, 1, 2]
+    assert mtimes(trials)[next(iter(before))] == next(iter(before.values()))
+
+
+def test_every_record_stores_its_seed_and_full_configuration(tmp_path):
+    config = TrialConfig(2, "matern32", "kernelized_exp3", 6, 4, num_functions=12, num_centres=6)
+    record = TrialRecord.load(config.run().save(tmp_path))
+    assert record.config == {
+        "setting": 2,
+        "kernel": "matern32",
+        "policy": "kernelized_exp3",
+        "horizon": 6,
+        "seed": 4,
+        "num_functions": 12,
+        "num_centres": 6,
+        "device": "cpu",
+        "timed_rounds": None,
+        "environment": "adaptive",
+    }
+    assert {"torch", "python"} <= set(record.environment)
