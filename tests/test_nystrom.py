@@ -211,7 +211,7 @@ def test_block_budget_changes_memory_not_results():
 
 @pytest.mark.parametrize("name", ["se", "matern52", "matern32"])
 def test_float32_nystrom_estimate_is_close_to_float64(name):
-    """float32 is an explicit choice: with ``c ≥ 1e-2``, ``f̂`` to 5e-3 of its maximum, widths to 1e-4."""
+    """float32 is an explicit choice: with ``c ≥ 1e-2``, ``f̂`` to 5e-3 of its maximum, widths to 1e-3."""
     X = grid(300)
     P = random_probs(300, 8)
     full = NystromSample(torch.arange(300), torch.ones(300, dtype=DT))
@@ -221,4 +221,4 @@ def test_float32_nystrom_estimate_is_close_to_float64(name):
     f32, w32 = nystrom_ips_estimate(k, X.float(), P.float(), 5, 1.0, 1e-2, full32)
     assert f32.dtype == torch.float32
     assert float((f32.double() - f64).abs().max() / f64.abs().max()) < 5e-3
-    assert float(((w32.double() - w64) / w64).abs().max()) < 1e-4
+    assert float(((w32.double() - w64) / w64).abs().max()) < 1e-3

@@ -21,12 +21,18 @@ def nystrom_features(
     *,
     block_entries: int = DEFAULT_BLOCK_ENTRIES,
 ) -> torch.Tensor:
-    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` (seed 1, Eq. 6).
+    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` (seed 1, Eq. 6), up to a rotation.
 
-    ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``; dividing out ``sqrt(P(x))``
-    (which ``φ_t(x)`` carries as a factor) keeps every later formula free of ``1/P(x)``.
-    Rows are computed ``block_entries // s`` at a time: besides the result (``n × r``) the memory
-    is one ``block × s`` kernel block and the ``s × s`` dictionary matrix.
+    ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``, so
+    ``ϕ(x)ᵀϕ(x') = k_S(x)ᵀ E(E K_SS E)⁺E k_S(x')`` with ``E = diag(w·sqrt(P_S))``: the inner product
+    of the projections of ``ψ(x)``, ``ψ(x')`` onto the span of the dictionary's features. A positive
+    scaling ``E`` does not change that span, so the same inner products come from the *unweighted*
+    ``K_SS`` of the dictionary points with ``P > 0``: ``ϕ(x) = [K_SS^{1/2}]⁺ k_S(x)``. Every later
+    formula uses ``ϕ`` only through inner products, so this is Eq. 6 exactly, and it stays accurate
+    when ``P`` spans hundreds of orders of magnitude (the weighted form would drop, as numerically
+    zero eigenvalues, the directions of the tiny weights). Rows are computed ``block_entries // s``
+    at a time: besides the result (``n × r``) the memory is one ``block × s`` kernel block and the
+    ``s × s`` dictionary matrix.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -38,11 +44,9 @@ def nystrom_features(
         >>> phi.shape[0], phi.shape[1] <= 20
         (100, True)
     """
-    idx, w = sample.indices, sample.weights
+    idx = sample.indices[probs[sample.indices] > 0]  # zero-weight points span nothing in K̃
     S = candidates[idx]
-    scale = probs[idx].sqrt() * w
-    B = kernel_matrix(kernel, S, block_entries=block_entries).mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
-    R = symmetric_pinv_sqrt(B).mul_(scale.unsqueeze(-1))  # s × r, the dictionary weights folded in
+    R = symmetric_pinv_sqrt(kernel_matrix(kernel, S, block_entries=block_entries))  # s × r
     n = candidates.shape[0]
     out = torch.empty(n, R.shape[-1], dtype=candidates.dtype, device=candidates.device)
     step = max(1, block_entries // max(1, idx.numel()))
