@@ -80,8 +80,14 @@ def check_index(value: object, n: int, name: str = "index") -> int:
     return value
 
 
-def check_probs(probs: object, n: int, like: torch.Tensor, name: str = "probs") -> torch.Tensor:
-    """Return ``probs`` after checking it is a non-negative finite ``Tensor[n]`` on ``like``'s device."""
+def check_probs(
+    probs: object, n: int, like: torch.Tensor, name: str = "probs", *, normalized: bool = True
+) -> torch.Tensor:
+    """Return ``probs`` after checking it is a non-negative finite ``Tensor[n]`` on ``like``'s device.
+
+    With ``normalized`` (a distribution such as ``P_t``) the sum must be 1 to ``max(1e-6, 100·n·ε)``;
+    otherwise (weights) any positive sum is accepted.
+    """
     if not isinstance(probs, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape ({n},), got {type(probs).__name__}")
     if probs.shape != (n,):
@@ -90,8 +96,11 @@ def check_probs(probs: object, n: int, like: torch.Tensor, name: str = "probs") 
         raise ValueError(f"{name} is on {probs.device} but candidates are on {like.device}")
     if not bool(torch.isfinite(probs).all()) or bool((probs < 0).any()):
         raise ValueError(f"{name} must be finite and non-negative")
-    if float(probs.sum()) <= 0:
+    total = float(probs.sum())
+    if total <= 0:
         raise ValueError(f"{name} must have a positive sum")
+    if normalized and abs(total - 1.0) > max(1e-6, 100 * n * torch.finfo(probs.dtype).eps):
+        raise ValueError(f"{name} must sum to 1 (a distribution over the candidates), got sum {total:.6g}")
     return probs.to(like.dtype)
 
 

@@ -13,6 +13,7 @@ from botorch.generation.sampling import SamplingStrategy
 from botorch.sampling import MCSampler
 from gpytorch.kernels import Kernel
 
+from ._validation import check_positive
 from .confidence import weighted_information_gain, wgp_beta
 from .kernels import kernel_matrix
 from .models import age_log_weights, discounted_gp
@@ -137,7 +138,10 @@ class Exp3LogProbability(AcquisitionFunction):
 
 def _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, bounds, horizon):
     model = discounted_gp(train_X, train_Y, kernel, discount=discount, lam=lam)
-    if beta is None:
+    beta_scale = check_positive(beta_scale, "beta_scale", allow_zero=True)
+    if beta is not None:
+        beta = check_positive(beta, "beta", allow_zero=True)
+    else:
         t = train_X.shape[0]
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)
         K = kernel_matrix(model.covar_module, train_X, train_X)

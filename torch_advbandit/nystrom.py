@@ -326,7 +326,7 @@ def recursive_rls_nystrom(
     if probs is None:
         probs = torch.ones(n, dtype=candidates.dtype, device=candidates.device)
     else:
-        probs = check_probs(probs, n, candidates)
+        probs = check_probs(probs, n, candidates, normalized=False)
     generator = check_generator(generator, candidates.device)
     selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant)
     return selector.select(kernel, candidates, ridge, probs, generator)

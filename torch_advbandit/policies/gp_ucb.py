@@ -9,6 +9,7 @@ the maximiser of BoTorch's ``UpperConfidenceBound`` over the candidate set by
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -19,7 +20,7 @@ from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
 from .._validation import check_int, check_positive, check_unit_interval
 from ..confidence import igp_beta, weighted_information_gain, wgp_beta
 from ..kernels import kernel_matrix
-from ..models import age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
+from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from ..parameters import nonstationary_memory
 from .base import Policy, check_hyperparameters
 
@@ -101,13 +102,25 @@ class GPUCBPolicy(Policy):
         like = self.candidates
         self.indices = torch.empty(0, dtype=torch.long, device=like.device)
         self.rewards = torch.empty(0, dtype=like.dtype, device=like.device)
-        self._gram = torch.empty(0, 0, dtype=like.dtype, device=like.device)  # K of past points, grown a row a round
+        # K of the past points any future round can still use (history positions ≥ _gram_start):
+        # grown by a row a round, trimmed as observations leave every future training set.
+        self._gram = torch.empty(0, 0, dtype=like.dtype, device=like.device)
+        self._gram_start = 0
         self.last_beta = float("nan")
 
     # -- what distinguishes the algorithms ---------------------------------------------------------
     def training_set(self) -> torch.Tensor:
-        """Positions (into the observation history) handed to the model; all of them by default."""
-        return torch.arange(self.indices.numel(), device=self.indices.device)
+        """Positions (into the observation history) handed to the model.
+
+        All of them for ``discount = 1``; with ``η < 1`` those whose weight ratio ``η^{age}`` is at
+        least ``exp(−MAX_LOG_AGE_WEIGHT) = ε²`` (older ones change neither the posterior nor
+        ``γ̄_t`` beyond float64 rounding), so a round costs ``O(memory³)`` however long the run.
+        """
+        m = self.indices.numel()
+        first = 0
+        if self.discount < 1.0:
+            first = max(0, m - 1 - math.floor(MAX_LOG_AGE_WEIGHT / math.log(1.0 / self.discount)))
+        return torch.arange(first, m, device=self.indices.device)
 
     def theory_beta(self, info_gain: float) -> float:
         """IGP-UCB's ``β = B + R·sqrt(2(γ + 1 + ln(1/δ)))`` (Chowdhury & Gopalan 2017)."""
@@ -125,7 +138,10 @@ class GPUCBPolicy(Policy):
         (:func:`~torch_advbandit.confidence.weighted_information_gain`).
         """
         positions = self.training_set() if positions is None else positions
-        K = self._gram[positions][:, positions]
+        if positions.numel() and int(positions.min()) < self._gram_start:
+            raise ValueError(f"positions before {self._gram_start} left every future training set")
+        rows = positions - self._gram_start
+        K = self._gram[rows][:, rows]
         return weighted_information_gain(K, age_log_weights(self.ages(positions), self.discount), self.lam)
 
     def confidence_width(self) -> float:
@@ -156,18 +172,31 @@ class GPUCBPolicy(Policy):
         hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
         return int(hits[0, 0])
 
+    def _first_needed(self) -> int:
+        """The earliest history position in this round's training set (all positions if it is empty)."""
+        positions = self.training_set()
+        return int(positions[0]) if positions.numel() else self.indices.numel()
+
     def _update(self, index: int, reward: float) -> None:
         indices = torch.cat([self.indices, torch.tensor([index], device=self.indices.device)])
-        row = kernel_matrix(self.kernel, self.candidates[index : index + 1], self.candidates[indices]).squeeze(0)
-        m = self.indices.numel()
-        gram = torch.empty(m + 1, m + 1, dtype=self._gram.dtype, device=self._gram.device)
-        gram[:m, :m] = self._gram
-        gram[m, :] = row  # k(x_new, past points and itself)
-        gram[:, m] = row
         rewards = torch.cat(
             [self.rewards, torch.tensor([reward], dtype=self.rewards.dtype, device=self.rewards.device)]
         )
-        self.indices, self.rewards, self._gram = indices, rewards, gram
+        self.indices, self.rewards = indices, rewards
+        first = self._first_needed()  # never decreases: no later round needs earlier points
+        keep = self._gram[first - self._gram_start :, first - self._gram_start :]
+        self._gram_start = first
+        if first == indices.numel():  # a restart boundary: no point is needed yet
+            self._gram = keep[:0, :0]
+            return
+        past = self.candidates[indices[first:]]
+        row = kernel_matrix(self.kernel, past[-1:], past).squeeze(0)  # k(x_new, kept points and itself)
+        m = keep.shape[0]
+        gram = torch.empty(m + 1, m + 1, dtype=self._gram.dtype, device=self._gram.device)
+        gram[:m, :m] = keep
+        gram[m, :] = row
+        gram[:, m] = row
+        self._gram = gram
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` used by the latest selection and ``model_size`` (observations handed to the model)."""
@@ -204,10 +233,11 @@ class GPUCBPolicy(Policy):
         if not bool(torch.isfinite(rewards).all()):
             raise ValueError("state['rewards'] must be finite")
         indices = indices.to(device=self.candidates.device, dtype=torch.long)
-        X = self.candidates[indices]
-        self._gram = kernel_matrix(self.kernel, X, X) if indices.numel() else self._gram[:0, :0]
         self.indices = indices.clone()
         self.rewards = rewards.to(self.candidates).clone()
+        self._gram_start = self._first_needed()
+        X = self.candidates[indices[self._gram_start :]]
+        self._gram = kernel_matrix(self.kernel, X, X) if X.shape[0] else self._gram[:0, :0]
 
 
 class WGPUCB(GPUCBPolicy):

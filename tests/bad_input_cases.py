@@ -1,0 +1,407 @@
+"""The bad-input table of docs/robustness.rst as data: one row per (entry point, bad input).
+
+Each case is ``(entry point, bad input, call, expected exception, message pattern)``; the pattern
+checks that the message names the argument and the expected form. ``tests/test_bad_input.py``
+runs every row and checks that the docs table lists exactly these rows.
+"""
+
+import math
+
+import torch
+from gpytorch.kernels import RBFKernel, ScaleKernel
+
+from torch_advbandit import (
+    IGPUCB,
+    WGPUCB,
+    APGExp3,
+    KernelizedExp3,
+    RestartingGPUCB,
+    RLSKernelizedExp3,
+    SlidingWindowGPUCB,
+    UniformRandom,
+)
+from torch_advbandit.acquisition import discounted_ucb
+from torch_advbandit.domains import discretize
+from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate
+from torch_advbandit.experiments import TrialConfig, run_sweep
+from torch_advbandit.kernels import make_kernel
+from torch_advbandit.models import discounted_gp
+from torch_advbandit.nystrom import recursive_rls_nystrom
+
+DT = torch.float64
+X = torch.linspace(0, 1, 12, dtype=DT).unsqueeze(-1)
+K = make_kernel("se", 1)
+P = torch.full((12,), 1 / 12, dtype=DT)
+EXP3 = dict(eta=0.1, alpha=0.1, lam=1.0, beta=0.01)
+
+
+def exp3(candidates=X, kernel=K, horizon=10, **overrides):
+    return KernelizedExp3(candidates, kernel, horizon, **{**EXP3, **overrides})
+
+
+def pending(policy_factory=exp3):
+    policy = policy_factory()
+    policy.select()
+    return policy
+
+
+def nan_rows():
+    Z = X.clone()
+    Z[3, 0] = math.nan
+    return Z
+
+
+def update_wrong_index():
+    policy = pending()
+    policy.update((policy._pending + 1) % 12, 0.5)
+
+
+def tampered_state():
+    a, b = exp3(), exp3()
+    state = a.state_dict()
+    state["cumulative_reward"] = torch.zeros(5, dtype=DT)
+    b.load_state_dict(state)
+
+
+CASES = [
+    # (entry point, bad input, call, exception, message pattern)
+    (
+        "KernelizedExp3 (every policy)",
+        "candidates a list",
+        lambda: exp3([[0.0], [1.0]]),
+        TypeError,
+        "candidates must be a torch.Tensor",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "candidates of shape (n,)",
+        lambda: exp3(X.reshape(-1)),
+        ValueError,
+        r"candidates must have shape \(n, d\)",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "empty candidate set (0 × d)",
+        lambda: exp3(X[:0]),
+        ValueError,
+        "candidates must have n ≥ 1 rows",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "integer candidates",
+        lambda: exp3(torch.arange(4).reshape(4, 1)),
+        TypeError,
+        "candidates must be a floating-point tensor",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "NaN or inf in candidates",
+        lambda: exp3(nan_rows()),
+        ValueError,
+        "candidates must be finite",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "kernel not a GPyTorch kernel",
+        lambda: exp3(kernel=lambda a, b: a @ b.T),
+        TypeError,
+        "kernel must be a gpytorch.kernels.Kernel",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "kernel with k(x, x) > 1",
+        lambda: exp3(kernel=_scaled_kernel()),
+        ValueError,
+        r"kernel must satisfy k\(x, x\) ≤ 1",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "horizon 0 or a float",
+        lambda: exp3(horizon=2.5),
+        TypeError,
+        "horizon must be an integer",
+    ),
+    ("KernelizedExp3 (every policy)", "horizon < 1", lambda: exp3(horizon=0), ValueError, "horizon must be ≥ 1"),
+    ("KernelizedExp3", "eta ≤ 0 or NaN", lambda: exp3(eta=float("nan")), ValueError, "eta must be finite"),
+    ("KernelizedExp3", "alpha outside (0, 1]", lambda: exp3(alpha=1.5), ValueError, r"alpha must lie in \(0, 1\]"),
+    ("KernelizedExp3", "lam ≤ 0", lambda: exp3(lam=0.0), ValueError, "lam must be > 0"),
+    ("KernelizedExp3", "beta < 0", lambda: exp3(beta=-1.0), ValueError, "beta must be ≥ 0"),
+    (
+        "KernelizedExp3",
+        "unknown exploration",
+        lambda: exp3(exploration="greedy"),
+        ValueError,
+        "exploration must be one of",
+    ),
+    (
+        "KernelizedExp3",
+        "unknown estimator",
+        lambda: exp3(estimator="dense"),
+        ValueError,
+        "estimator must be 'exact' or 'lowrank'",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "generator not a torch.Generator",
+        lambda: exp3(generator=0),
+        TypeError,
+        "generator must be a torch.Generator",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "kernel on another dtype than candidates",
+        lambda: exp3(kernel=make_kernel("se", 1, dtype=torch.float32)).select(),
+        None,
+        "",
+    ),
+    ("KernelizedExp3 (every policy)", "n = 1 candidate", lambda: exp3(X[:1]).select(), None, ""),
+    (
+        "update (every policy)",
+        "without a pending select()",
+        lambda: exp3().update(0, 0.5),
+        ValueError,
+        "update called without a pending select",
+    ),
+    (
+        "update (every policy)",
+        "index other than the pending one",
+        update_wrong_index,
+        ValueError,
+        "index must be the pending selection",
+    ),
+    (
+        "update (every policy)",
+        "reward NaN or inf",
+        lambda: pending().update(pending()._pending, math.inf),
+        ValueError,
+        "reward must be finite",
+    ),
+    (
+        "update (every policy)",
+        "reward a string",
+        lambda: _update_pending("0.5"),
+        TypeError,
+        "reward must be a real number",
+    ),
+    (
+        "observe (every policy)",
+        "Y of shape (q,) instead of (q, 1)",
+        lambda: _observe(Y=torch.zeros(1, dtype=DT)),
+        ValueError,
+        r"Y must have shape \(1, 1\)",
+    ),
+    (
+        "observe (every policy)",
+        "X not the pending rows",
+        lambda: _observe(X=X[:1] + 0.5),
+        ValueError,
+        "X must be the pending candidates",
+    ),
+    ("select (every policy)", "q < 1", lambda: exp3().select(0), ValueError, "q must be"),
+    (
+        "load_state_dict (every policy)",
+        "state from another configuration",
+        lambda: exp3().load_state_dict(exp3(eta=0.2).state_dict()),
+        ValueError,
+        "hyperparameters",
+    ),
+    (
+        "load_state_dict (every policy)",
+        "tensor of the wrong shape",
+        tampered_state,
+        ValueError,
+        "must be a tensor of shape",
+    ),
+    (
+        "RLSKernelizedExp3",
+        "delta outside (0, 1)",
+        lambda: RLSKernelizedExp3(X, K, 10, **EXP3, delta=1.0),
+        ValueError,
+        r"delta must lie in \(0, 1\)",
+    ),
+    (
+        "APGExp3",
+        "admissible_error ≤ 0",
+        lambda: APGExp3(X, K, 10, admissible_error=0.0),
+        ValueError,
+        "admissible_error must be > 0",
+    ),
+    ("UniformRandom", "horizon < 1", lambda: UniformRandom(X, None, 0), ValueError, "horizon must be ≥ 1"),
+    (
+        "WGPUCB",
+        "discount outside (0, 1]",
+        lambda: WGPUCB(X, K, 10, discount=1.5, lam=0.01),
+        ValueError,
+        r"discount must lie in \(0, 1\]",
+    ),
+    ("WGPUCB, IGPUCB", "lam ≤ 0", lambda: IGPUCB(X, K, 10, lam=-1.0), ValueError, "lam must be > 0"),
+    (
+        "WGPUCB, IGPUCB",
+        "delta outside (0, 1)",
+        lambda: IGPUCB(X, K, 10, lam=0.01, delta=0.0),
+        ValueError,
+        r"delta must lie in \(0, 1\)",
+    ),
+    (
+        "SlidingWindowGPUCB",
+        "window < 1",
+        lambda: SlidingWindowGPUCB(X, K, 10, lam=0.01, window=0),
+        ValueError,
+        "window must be ≥ 1",
+    ),
+    (
+        "RestartingGPUCB",
+        "period a float",
+        lambda: RestartingGPUCB(X, K, 10, lam=0.01, period=2.5),
+        TypeError,
+        "period must be an integer",
+    ),
+    (
+        "exact_ips_estimate, nystrom_ips_estimate",
+        "probs not summing to 1",
+        lambda: exact_ips_estimate(K, X, 2 * P, 0, 1.0, 0.1),
+        ValueError,
+        "probs must sum to 1",
+    ),
+    (
+        "exact_ips_estimate, nystrom_ips_estimate",
+        "negative or NaN probs",
+        lambda: exact_ips_estimate(K, X, -P, 0, 1.0, 0.1),
+        ValueError,
+        "probs must be",
+    ),
+    (
+        "exact_ips_estimate, nystrom_ips_estimate",
+        "probs of the wrong length",
+        lambda: exact_ips_estimate(K, X, P[:5], 0, 1.0, 0.1),
+        ValueError,
+        r"probs must have shape \(12,\)",
+    ),
+    (
+        "exact_ips_estimate, nystrom_ips_estimate",
+        "index out of range",
+        lambda: exact_ips_estimate(K, X, P, 12, 1.0, 0.1),
+        ValueError,
+        r"index must lie in \[0, 12\)",
+    ),
+    (
+        "exact_ips_estimate, nystrom_ips_estimate",
+        "ridge ≤ 0",
+        lambda: exact_ips_estimate(K, X, P, 0, 1.0, 0.0),
+        ValueError,
+        "ridge must be > 0",
+    ),
+    (
+        "LowRankIPSEstimator",
+        "tolerance ≤ 0",
+        lambda: LowRankIPSEstimator(K, X, 0.1, tolerance=0.0),
+        ValueError,
+        "tolerance must be > 0",
+    ),
+    (
+        "recursive_rls_nystrom (every random entry point)",
+        "generator=None (accepted: one is seeded from torch's global RNG)",
+        lambda: recursive_rls_nystrom(K, X, 0.1),
+        None,
+        "",
+    ),
+    (
+        "recursive_rls_nystrom",
+        "delta outside (0, 1)",
+        lambda: recursive_rls_nystrom(K, X, 0.1, delta=2.0, generator=torch.Generator()),
+        ValueError,
+        r"delta must lie in \(0, 1\)",
+    ),
+    (
+        "discounted_gp",
+        "train_Y of shape (t,)",
+        lambda: discounted_gp(X, X[:, 0], K, discount=0.9, lam=0.01),
+        ValueError,
+        "train_Y must have shape",
+    ),
+    (
+        "discounted_gp",
+        "discount outside (0, 1]",
+        lambda: discounted_gp(X, X, K, discount=0.0, lam=0.01),
+        ValueError,
+        r"discount must lie in \(0, 1\]",
+    ),
+    (
+        "discounted_ucb",
+        "beta < 0",
+        lambda: discounted_ucb(X, X, K, discount=0.9, lam=0.01, beta=-1.0),
+        ValueError,
+        "beta must be ≥ 0",
+    ),
+    (
+        "discretize",
+        "bounds with lower ≥ upper",
+        lambda: discretize(torch.tensor([[1.0], [0.0]], dtype=DT), 10),
+        ValueError,
+        "bounds",
+    ),
+    (
+        "discretize",
+        "unknown method",
+        lambda: discretize(torch.tensor([[0.0], [1.0]], dtype=DT), 10, "halton"),
+        ValueError,
+        "method must be",
+    ),
+    (
+        "TrialConfig",
+        "unknown setting, kernel or policy",
+        lambda: TrialConfig(7, "se", "uniform", 10, 0),
+        ValueError,
+        "setting must be one of",
+    ),
+    (
+        "run_sweep",
+        "unknown backend",
+        lambda: run_sweep([], "/tmp/x", backend="dask"),
+        ValueError,
+        "backend must be one of",
+    ),
+    (
+        "run_sweep",
+        "workers < 1",
+        lambda: run_sweep([], "/tmp/x", workers=0),
+        ValueError,
+        "workers must be a positive integer",
+    ),
+]
+
+
+def _scaled_kernel():
+    k = ScaleKernel(RBFKernel()).to(DT)
+    k.outputscale = 4.0
+    return k
+
+
+def _update_pending(reward):
+    policy = pending()
+    policy.update(policy._pending, reward)
+
+
+def _observe(X=None, Y=None):
+    policy = pending()
+    rows = X if X is not None else policy.candidates[[policy._pending]]
+    policy.observe(rows, Y if Y is not None else torch.zeros(1, 1, dtype=DT))
+
+
+def render_table(cases=CASES) -> str:
+    """The RST list-table of docs/robustness.rst (between its ``.. bad-input-table`` markers)."""
+    lines = [
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :widths: 22 30 12 36",
+        "",
+        "   * - entry point",
+        "     - bad input",
+        "     - gets",
+        "     - message (starts with / contains)",
+    ]
+    for entry, bad, _, exc, pattern in cases:
+        gets = "accepted" if exc is None else f"``{exc.__name__}``"
+        message = "—" if exc is None else "``" + pattern.replace("\\\\", "").replace("\\", "") + "``"
+        lines += [f"   * - {entry}", f"     - {bad}", f"     - {gets}", f"     - {message}"]
+    return "\n".join(lines)
