@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import torch
 
@@ -134,6 +135,15 @@ def row(setting, name, label, setup, times, size, ref) -> None:
     print(f"| {setting} | {name} | {label} | {setup:.2f} | {sec:.3f} | {size} | {errs} |", flush=True)
 
 
+def peak_rss_gib() -> float:
+    """This process's resident-set high-water mark (``VmHWM``: reset at exec, unlike ``ru_maxrss``,
+    which a child forked from a large parent inherits)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
 def one_scaling(estimator: str, n: int, d: int, device: str, rounds: int) -> dict[str, float]:
     """One (estimator, n, d) measurement; run in a fresh interpreter by :func:`scaling`."""
     dev = torch.device(device)
@@ -159,7 +169,7 @@ def one_scaling(estimator: str, n: int, d: int, device: str, rounds: int) -> dic
     if dev.type == "cuda":
         peak = torch.cuda.max_memory_allocated(dev) / 2**30
     else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        peak = peak_rss_gib()
     return dict(n=X.shape[0], setup=setup, seconds=statistics.median(times), size=size, peak=peak)
 
 
