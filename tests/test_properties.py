@@ -60,12 +60,16 @@ def kernel_of(name, d, ell):
     return make_kernel(name, d, lengthscale=ell)
 
 
+def round_inputs(data, X, name, ell, *, drawn_from_support=False):
+    """``(P, i, kernel)`` of one estimator call; ``i`` from ``P``'s support when ``x_t ~ P_t`` matters."""
+    P = data.draw(distributions(X.shape[0]))
+    choices = torch.nonzero(P > 0).reshape(-1).tolist() if drawn_from_support else range(X.shape[0])
+    return P, data.draw(st.sampled_from(list(choices))), kernel_of(name, X.shape[-1], ell)
+
+
 @given(X=candidate_sets(), name=kernel_names, ell=lengthscales, c=ridges, y=rewards, data=st.data())
 def test_exact_estimate_is_finite_and_widths_within_their_provable_range(X, name, ell, c, y, data):
-    n = X.shape[0]
-    P = data.draw(distributions(n))
-    i = data.draw(st.integers(0, n - 1))
-    k = kernel_of(name, X.shape[-1], ell)
+    P, i, k = round_inputs(data, X, name, ell)
     f_hat, width = exact_ips_estimate(k, X, P, i, y, c)
     assert bool(torch.isfinite(f_hat).all()) and bool(torch.isfinite(width).all())
     kd = kernel_diag(k, X)
@@ -79,10 +83,7 @@ def test_exact_estimate_is_finite_and_widths_within_their_provable_range(X, name
 def test_nystrom_with_the_full_dictionary_equals_exact(X, name, ell, c, y, data):
     """Also when positive ``P`` span hundreds of decades (the embedding uses the unweighted ``K_SS``)."""
     n = X.shape[0]
-    P = data.draw(distributions(n))
-    support = torch.nonzero(P > 0).reshape(-1).tolist()
-    i = data.draw(st.sampled_from(support))  # x_t ~ P_t: seed Eq. 6 has no residual term at x_t
-    k = kernel_of(name, X.shape[-1], ell)
+    P, i, k = round_inputs(data, X, name, ell, drawn_from_support=True)  # Eq. 6: no residual term at x_t
     full = NystromSample(torch.arange(n), torch.ones(n, dtype=DT))
     f_ref, w_ref = exact_ips_estimate(k, X, P, i, y, c)
     f_hat, width = nystrom_ips_estimate(k, X, P, i, y, c, full)
@@ -93,9 +94,7 @@ def test_nystrom_with_the_full_dictionary_equals_exact(X, name, ell, c, y, data)
 @given(X=candidate_sets(), name=kernel_names, ell=lengthscales, c=ridges, y=rewards, data=st.data())
 def test_lowrank_estimate_is_within_its_documented_bound_of_exact(X, name, ell, c, y, data):
     n = X.shape[0]
-    P = data.draw(distributions(n))
-    i = data.draw(st.integers(0, n - 1))
-    k = kernel_of(name, X.shape[-1], ell)
+    P, i, k = round_inputs(data, X, name, ell)
     est = LowRankIPSEstimator(k, X, c, tolerance=1e-10)
     f_hat, width = est.estimate(P, i, y)
     f_ref, w_ref = exact_ips_estimate(k, X, P, i, y, c)
