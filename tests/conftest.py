@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, settings
 # Property-based tests (tests/test_properties.py): a bounded profile for CI and a long one,
 # selected with HYPOTHESIS_PROFILE=long (see docs/robustness.rst).
 settings.register_profile(
-    "ci", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.register_profile(
-    "long", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "long", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

@@ -2,7 +2,7 @@
 
 CI runs ``T = 2 000`` rounds per policy plus a state-injection check at ``t ≈ 10⁵`` magnitudes;
 ``TORCH_ADVBANDIT_LONG=1`` runs the full ``T = 10⁵`` (Exp3 family) and ``T = 10⁴`` (WGP-UCB) loops
-(docs/robustness.rst; about 15 minutes on a 2-core CPU).
+(docs/robustness.rst; 10 min 40 s on one CPU thread).
 """
 
 import math

@@ -2,8 +2,8 @@
 
 Candidate sets of 1 to 200 points in 1 to 6 dimensions, with exact and near duplicates; the three
 kernel families at random lengthscales; sampling distributions from uniform to extreme skew with
-exact zeros; rewards anywhere in ``[-B, B]``. Profiles: ``ci`` (default, 20 examples a property)
-and ``long`` (500): ``HYPOTHESIS_PROFILE=long pytest tests/test_properties.py``.
+exact zeros; rewards anywhere in ``[-B, B]``. Profiles: ``ci`` (default, 100 examples a property)
+and ``long`` (2 000): ``HYPOTHESIS_PROFILE=long pytest tests/test_properties.py``.
 """
 
 import math
