@@ -13,6 +13,10 @@ from ..kernels import kernel_diag, prepare_kernel
 from ..linalg import LowRankKernelFactor
 from .base import IPSEstimator
 
+#: Default cap on the rank of the factor: beyond it (Matérn kernels on large sets) the low-rank
+#: path is no cheaper than RLS-Nyström and its ``n × r`` factor gets large.
+DEFAULT_MAX_RANK = 2048
+
 
 class LowRankIPSEstimator(IPSEstimator):
     """Seed 1, Eq. 3 with ``K`` replaced by ``K_r = LLᵀ + diag(e)`` from pivoted Cholesky: ``O(n·r²)`` a round.
@@ -43,8 +47,9 @@ class LowRankIPSEstimator(IPSEstimator):
         candidates: ``Tensor[n, d]``.
         ridge: ``c = λ / T``.
         tolerance: stop pivoting once ``max_x e(x) ≤ tolerance``.
-        max_rank: cap on ``r`` (default ``n``); if reached first, a ``RuntimeWarning`` states the
-            residual attained (``factor.residual.max()``).
+        max_rank: cap on ``r`` (default ``min(n, 2048)``: memory ``n·r`` numbers, setup
+            ``O(n·r²)``); if reached first, a ``RuntimeWarning`` states the residual attained
+            (``factor.residual.max()``) and the estimator is exact to that residual instead.
 
     Attributes:
         factor: the :class:`~torch_advbandit.linalg.LowRankKernelFactor`.
@@ -74,8 +79,8 @@ class LowRankIPSEstimator(IPSEstimator):
         self.kernel = prepare_kernel(kernel, self.candidates)
         self.ridge = check_positive(ridge, "ridge")
         self.tolerance = check_positive(tolerance, "tolerance")
-        if max_rank is not None:
-            check_int(max_rank, "max_rank", minimum=1)
+        n = self.candidates.shape[0]
+        max_rank = min(n, DEFAULT_MAX_RANK) if max_rank is None else check_int(max_rank, "max_rank", minimum=1)
         self.factor = LowRankKernelFactor.build(
             self.kernel, self.candidates, tolerance=self.tolerance, max_rank=max_rank
         )
