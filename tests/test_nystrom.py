@@ -222,3 +222,29 @@ def test_float32_nystrom_estimate_is_close_to_float64(name):
     assert f32.dtype == torch.float32
     assert float((f32.double() - f64).abs().max() / f64.abs().max()) < 5e-3
     assert float(((w32.double() - w64) / w64).abs().max()) < 1e-3
+
+
+def test_leverage_scores_eigen_fallback_when_the_pivoted_rank_exceeds_its_cap(monkeypatch):
+    """Matérn-3/2 with a strict cut needs > 128 pivots: the eigenbasis path runs, still one-sided."""
+    import torch_advbandit.nystrom as nystrom_module
+
+    calls = []
+    real = nystrom_module.pivoted_cholesky
+
+    def spy(*args):
+        out = real(*args)
+        calls.append(out is None)
+        return out
+
+    monkeypatch.setattr(nystrom_module, "pivoted_cholesky", spy)
+    n, c, tol = 1500, 1e-3, 1e-6
+    X = grid(n)
+    P = random_probs(n, 9)
+    g = torch.Generator().manual_seed(4)
+    sample = NystromSample(torch.randperm(n, generator=g)[:300], torch.ones(300, dtype=DT))
+    k, rows = make_kernel("matern32", 1), torch.arange(n)
+    exact = approximate_leverage_scores(k, X, P.sqrt(), P, rows, sample, c, eigen_tolerance=0.0)
+    cut = approximate_leverage_scores(k, X, P.sqrt(), P, rows, sample, c, eigen_tolerance=tol)
+    assert calls == [True]  # the pivoted attempt gave up; the eigenbasis path produced `cut`
+    slack = 1e-9 * float(exact.max())
+    assert bool((cut >= exact - slack).all()) and bool((cut <= exact + 1.5 * tol * P / c + slack).all())

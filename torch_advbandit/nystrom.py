@@ -16,6 +16,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
 from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
+from .linalg import pivoted_cholesky
 
 
 @dataclass(frozen=True)
@@ -90,14 +91,20 @@ def approximate_leverage_scores(
     ``P_i·‖L⁻¹ E k_S(x_i)‖²``: the weights act on the ``s``-long side and on the result, never on an
     ``m × s`` block. Cost ``O(m·s² + s³)``, memory ``O(block·s)``. Returns ``Tensor[m]`` (clamped at 0).
 
-    When ``m ≥ 4s`` (the top of the recursion) ``L⁻¹`` is replaced by ``(Λ_r + cI)^{-1/2}U_rᵀ`` from
-    the eigendecomposition ``W K̃_{S,S} W = UΛUᵀ`` restricted to eigenvalues ``> eigen_tolerance·c``:
-    cost ``O(m·s·r + s³)`` with ``r`` that numerical rank (tens for the SE kernel, against
-    ``s ≈ 10³`` with the theory constants). Dropping a direction only *raises* a score, and by at
-    most ``1.5·eigen_tolerance·K̃_ii/c`` — a fraction ``eigen_tolerance`` of the largest value a
-    score can take — since ``(u_jᵀ W K̃_{S,i})² ≤ λ_j·K̃_ii`` (the weighted Gram matrix of
-    ``S ∪ {i}`` is PSD). Over-estimated scores keep Musco & Musco's guarantee; they only enlarge
-    the expected dictionary, here by at most ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total.
+    When ``m ≥ 4s`` (the top of the recursion) ``B = W K̃_{S,S} W`` is replaced by a rank-``r``
+    stand-in that can only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` — a
+    fraction ``eigen_tolerance`` of the largest value a score can take — so Musco & Musco's
+    guarantee holds (over-estimates only enlarge the expected dictionary, here by at most
+    ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total):
+
+    - pivoted Cholesky ``B = LLᵀ + E`` with ``trace E ≤ τ = eigen_tolerance·c²/trace B``; since
+      ``B + cI ⪯ LLᵀ + (c + trace E)I``, the Woodbury form
+      ``cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'`` under-states the subtracted term by at most
+      ``τ‖c_i‖²/c² ≤ τ·K̃_ii·trace(B)/c²``. Cost ``O(m·s·r + s·r²)``, no ``s³`` term; used when
+      ``r ≤ 256`` suffices (tens for the SE kernel, against ``s ≈ 10³`` with the theory constants);
+    - otherwise the eigenbasis ``UΛUᵀ = B`` restricted to eigenvalues ``> eigen_tolerance·c``:
+      ``(u_jᵀ W K̃_{S,i})² ≤ λ_j·K̃_ii`` (the weighted Gram matrix of ``S ∪ {i}`` is PSD) bounds
+      what each dropped direction removes. Cost ``O(m·s·r + s³)``.
 
     Args:
         kernel: GPyTorch kernel already on the candidates' device and dtype.
@@ -124,11 +131,21 @@ def approximate_leverage_scores(
     S = candidates[sample.indices]
     scale = sample.weights * sqrt_probs[sample.indices]
     B = kernel_matrix(kernel, S, block_entries=block_entries).mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
-    whiten = L = None
-    if rows.numel() >= 4 * sample.size:  # many points, small dictionary: truncated eigenbasis
-        evals, evecs = torch.linalg.eigh(B)
-        keep = evals > eigen_tolerance * ridge
-        whiten = (evecs[:, keep] * (evals[keep] + ridge).rsqrt()).mT.mul_(scale)  # r × s: (Λ+c)^{-1/2} Uᵀ E
+    whiten = L = low_rank = None
+    if rows.numel() >= 4 * sample.size:  # many points, small dictionary: a rank-r stand-in for B
+        trace = float(B.diagonal().sum())
+        tau = eigen_tolerance * ridge**2 / trace if trace > 0 else 0.0
+        low_rank = pivoted_cholesky(B, tau / sample.size, min(sample.size, 256)) if tau > 0 else None
+        if low_rank is not None:  # B ⪯ LLᵀ + τI: (B + cI)⁻¹ ⪰ (LLᵀ + c'I)⁻¹, c' = c + trace(B − LLᵀ)
+            _, Lb, residual = low_rank
+            shifted = ridge + float(residual.sum())
+            G = Lb.mT @ Lb
+            G.diagonal().add_(shifted)
+            whiten = torch.linalg.solve_triangular(psd_safe_cholesky(G), Lb.mT, upper=False)  # r × s
+        else:
+            evals, evecs = torch.linalg.eigh(B)
+            keep = evals > eigen_tolerance * ridge
+            whiten = (evecs[:, keep] * (evals[keep] + ridge).rsqrt()).mT  # r × s: (Λ+c)^{-1/2} Uᵀ
     else:
         B.diagonal().add_(ridge)
         L = psd_safe_cholesky(B)
@@ -136,9 +153,17 @@ def approximate_leverage_scores(
     step = max(1, block_entries // max(1, sample.size))
     for start in range(0, rows.numel(), step):
         blk = rows[start : start + step]
-        C = kernel_matrix(kernel, S, candidates[blk], block_entries=block_entries)  # s × b
-        Q = whiten @ C if L is None else torch.linalg.solve_triangular(L, C.mul_(scale.unsqueeze(-1)), upper=False)
-        out[start : start + step] = Q.mul_(Q).sum(-2).mul_(sqrt_probs[blk].square())
+        C = kernel_matrix(kernel, S, candidates[blk], block_entries=block_entries).mul_(scale.unsqueeze(-1))  # s × b
+        if L is not None:
+            Q = torch.linalg.solve_triangular(L, C, upper=False)
+            quad = Q.mul_(Q).sum(-2)
+        elif low_rank is not None:  # Woodbury: cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'
+            Q = whiten @ C
+            quad = (torch.linalg.vector_norm(C, dim=-2).square_() - Q.mul_(Q).sum(-2)).div_(shifted)
+        else:
+            Q = whiten @ C
+            quad = Q.mul_(Q).sum(-2)
+        out[start : start + step] = quad.mul_(sqrt_probs[blk].square())
     out = torch.sub(diag, out, out=out)
     return out.clamp_min_(0.0).mul_(1.5 / ridge)
 

@@ -8,7 +8,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from .._validation import check_candidates, check_int, check_positive
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
-from ..linalg import symmetric_pinv_sqrt
+from ..linalg import pivoted_cholesky, symmetric_pinv_sqrt
 from ..nystrom import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
 from .base import IPSEstimator
 
@@ -45,14 +45,47 @@ def nystrom_features(
         (100, True)
     """
     idx = sample.indices[probs[sample.indices] > 0]  # zero-weight points span nothing in K̃
-    S = candidates[idx]
-    R = symmetric_pinv_sqrt(kernel_matrix(kernel, S, block_entries=block_entries))  # s × r
+    S, R = dictionary_basis(kernel, candidates[idx], block_entries=block_entries)
     n = candidates.shape[0]
     out = torch.empty(n, R.shape[-1], dtype=candidates.dtype, device=candidates.device)
     step = max(1, block_entries // max(1, idx.numel()))
     for start in range(0, n, step):
         out[start : start + step] = kernel_matrix(kernel, candidates[start : start + step], S) @ R
     return out
+
+
+def dictionary_basis(
+    kernel: Kernel, S: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES, max_pivots: int = 256
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(S_J, R)`` with ``ϕ(x) = Rᵀk(S_J, x)`` spanning the dictionary's features to rounding.
+
+    Pivoted Cholesky of ``K_SS`` stops once every dictionary feature is within ``s·ε·max k(x,x)``
+    (squared) of the span of the pivots ``J`` — the numerical rank, ``r ≪ s`` for smooth kernels —
+    and then ``ϕ(x) = L_JJ⁻¹k_J(x)`` reads only ``r`` kernel columns per point. If ``max_pivots``
+    pivots do not reach that tolerance (rough kernels) it falls back to the eigendecomposition
+    ``R = U Λ^{-1/2}`` of ``K_SS`` over all ``S`` (:func:`~torch_advbandit.linalg.symmetric_pinv_sqrt`,
+    same eigenvalue cut). Both give the pseudo-inverse projection of seed Eq. 6 at float64's
+    numerical rank.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> S = torch.linspace(0, 1, 500, dtype=torch.float64).unsqueeze(-1)
+        >>> S_J, R = dictionary_basis(make_kernel("se", 1), S)
+        >>> S_J.shape[0] < 30, R.shape[0] == R.shape[1]
+        (True, True)
+    """
+    s = S.shape[0]
+    if s == 0:
+        return S, S.new_zeros(0, 0)
+    K_SS = kernel_matrix(kernel, S, block_entries=block_entries)
+    tol = s * torch.finfo(S.dtype).eps * float(K_SS.diagonal().max())
+    factor = pivoted_cholesky(K_SS, tol, min(s, max_pivots))
+    if factor is not None:
+        pivots, L, _ = factor
+        L_JJ = L[pivots]  # lower triangular: row k of the Newton basis vanishes after pivot k
+        R = torch.linalg.solve_triangular(L_JJ, torch.eye(L_JJ.shape[0], dtype=S.dtype, device=S.device), upper=False)
+        return S[pivots], R.mT
+    return S, symmetric_pinv_sqrt(K_SS)
 
 
 class NystromIPSEstimator(IPSEstimator):
