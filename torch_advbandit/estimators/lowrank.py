@@ -13,9 +13,10 @@ from ..kernels import kernel_diag, prepare_kernel
 from ..linalg import LowRankKernelFactor
 from .base import IPSEstimator
 
-#: Default cap on the rank of the factor: beyond it (Matérn kernels on large sets) the low-rank
-#: path is no cheaper than RLS-Nyström and its ``n × r`` factor gets large.
+#: Default caps on the factor: rank 2048 (beyond it — Matérn kernels on large sets — the low-rank
+#: path is no cheaper than RLS-Nyström) and ``n·r ≤ 2²⁸`` entries (2 GiB in float64).
 DEFAULT_MAX_RANK = 2048
+DEFAULT_MAX_FACTOR_ENTRIES = 2**28
 
 
 class LowRankIPSEstimator(IPSEstimator):
@@ -47,9 +48,10 @@ class LowRankIPSEstimator(IPSEstimator):
         candidates: ``Tensor[n, d]``.
         ridge: ``c = λ / T``.
         tolerance: stop pivoting once ``max_x e(x) ≤ tolerance``.
-        max_rank: cap on ``r`` (default ``min(n, 2048)``: memory ``n·r`` numbers, setup
-            ``O(n·r²)``); if reached first, a ``RuntimeWarning`` states the residual attained
-            (``factor.residual.max()``) and the estimator is exact to that residual instead.
+        max_rank: cap on ``r`` (default ``min(n, 2048, 2²⁸/n)``: memory ``n·r`` numbers, at most
+            2 GiB in float64, setup ``O(n·r²)``); if reached first, a ``RuntimeWarning`` states the
+            residual attained (``factor.residual.max()``) and the estimator is exact to that
+            residual instead.
 
     Attributes:
         factor: the :class:`~torch_advbandit.linalg.LowRankKernelFactor`.
@@ -80,7 +82,10 @@ class LowRankIPSEstimator(IPSEstimator):
         self.ridge = check_positive(ridge, "ridge")
         self.tolerance = check_positive(tolerance, "tolerance")
         n = self.candidates.shape[0]
-        max_rank = min(n, DEFAULT_MAX_RANK) if max_rank is None else check_int(max_rank, "max_rank", minimum=1)
+        if max_rank is None:
+            max_rank = max(1, min(n, DEFAULT_MAX_RANK, DEFAULT_MAX_FACTOR_ENTRIES // n))
+        else:
+            max_rank = check_int(max_rank, "max_rank", minimum=1)
         self.factor = LowRankKernelFactor.build(
             self.kernel, self.candidates, tolerance=self.tolerance, max_rank=max_rank
         )

@@ -215,7 +215,7 @@ class KernelizedExp3(KernelExp3):
         exploration: ``"mvr"``, ``"approx_mvr"`` or ``"uniform"``.
         estimator: ``"exact"`` (dense, seed Eq. 3) or ``"lowrank"`` (pivoted Cholesky + Woodbury).
         lowrank_tolerance: ``"lowrank"`` only: pivoting stops once ``max_x k(x,x) − ‖l(x)‖² ≤`` this.
-        max_rank: ``"lowrank"`` only: cap on the rank (default ``min(n, 2048)``; a ``RuntimeWarning``
+        max_rank: ``"lowrank"`` only: cap on the rank (default ``min(n, 2048, 2²⁸/n)``; a ``RuntimeWarning``
             if the tolerance is not met).
         generator: ``torch.Generator`` on the candidates' device.
 
