@@ -91,8 +91,8 @@ def approximate_leverage_scores(
     ``P_i·‖L⁻¹ E k_S(x_i)‖²``: the weights act on the ``s``-long side and on the result, never on an
     ``m × s`` block. Cost ``O(m·s² + s³)``, memory ``O(block·s)``. Returns ``Tensor[m]`` (clamped at 0).
 
-    When ``m ≥ 4s`` (the top of the recursion) ``B = W K̃_{S,S} W`` is replaced by a rank-``r``
-    stand-in that can only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` — a
+    With ``eigen_tolerance > 0``, ``B = W K̃_{S,S} W`` is replaced by a rank-``r`` stand-in that can
+    only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` — a
     fraction ``eigen_tolerance`` of the largest value a score can take — so Musco & Musco's
     guarantee holds (over-estimates only enlarge the expected dictionary, here by at most
     ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total):
@@ -100,9 +100,11 @@ def approximate_leverage_scores(
     - pivoted Cholesky ``B = LLᵀ + E`` with ``trace E ≤ τ = eigen_tolerance·c²/trace B``; since
       ``B + cI ⪯ LLᵀ + (c + trace E)I``, the Woodbury form
       ``cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'`` under-states the subtracted term by at most
-      ``τ‖c_i‖²/c² ≤ τ·K̃_ii·trace(B)/c²``. Cost ``O(m·s·r + s·r²)``, no ``s³`` term; used when
-      ``r ≤ 256`` suffices (tens for the SE kernel, against ``s ≈ 10³`` with the theory constants);
-    - otherwise the eigenbasis ``UΛUᵀ = B`` restricted to eigenvalues ``> eigen_tolerance·c``:
+      ``τ‖c_i‖²/c² ≤ τ·K̃_ii·trace(B)/c²``. Cost ``O(m·s·r + s·r²)``, no ``s³`` term; used at
+      every level where ``r ≤ 256`` suffices (tens for the SE kernel, against ``s ≈ 10³`` with the
+      theory constants);
+    - otherwise, when ``m ≥ 4s`` (the top of the recursion), the eigenbasis ``UΛUᵀ = B``
+      restricted to eigenvalues ``> eigen_tolerance·c`` (else the exact Cholesky form above):
       ``(u_jᵀ W K̃_{S,i})² ≤ λ_j·K̃_ii`` (the weighted Gram matrix of ``S ∪ {i}`` is PSD) bounds
       what each dropped direction removes. Cost ``O(m·s·r + s³)``.
 
@@ -131,21 +133,20 @@ def approximate_leverage_scores(
     S = candidates[sample.indices]
     scale = sample.weights * sqrt_probs[sample.indices]
     B = kernel_matrix(kernel, S, block_entries=block_entries).mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
-    whiten = L = low_rank = None
-    if rows.numel() >= 4 * sample.size:  # many points, small dictionary: a rank-r stand-in for B
-        trace = float(B.diagonal().sum())
-        tau = eigen_tolerance * ridge**2 / trace if trace > 0 else 0.0
-        low_rank = pivoted_cholesky(B, tau / sample.size, min(sample.size, 256)) if tau > 0 else None
-        if low_rank is not None:  # B ⪯ LLᵀ + τI: (B + cI)⁻¹ ⪰ (LLᵀ + c'I)⁻¹, c' = c + trace(B − LLᵀ)
-            _, Lb, residual = low_rank
-            shifted = ridge + float(residual.sum())
-            G = Lb.mT @ Lb
-            G.diagonal().add_(shifted)
-            whiten = torch.linalg.solve_triangular(psd_safe_cholesky(G), Lb.mT, upper=False)  # r × s
-        else:
-            evals, evecs = torch.linalg.eigh(B)
-            keep = evals > eigen_tolerance * ridge
-            whiten = (evecs[:, keep] * (evals[keep] + ridge).rsqrt()).mT  # r × s: (Λ+c)^{-1/2} Uᵀ
+    whiten = L = None
+    trace = float(B.diagonal().sum())
+    tau = eigen_tolerance * ridge**2 / trace if trace > 0 else 0.0
+    low_rank = pivoted_cholesky(B, tau / sample.size, min(sample.size, 256)) if tau > 0 else None
+    if low_rank is not None:  # B ⪯ LLᵀ + τI: (B + cI)⁻¹ ⪰ (LLᵀ + c'I)⁻¹, c' = c + trace(B − LLᵀ)
+        _, Lb, residual = low_rank
+        shifted = ridge + float(residual.sum())
+        G = Lb.mT @ Lb
+        G.diagonal().add_(shifted)
+        whiten = torch.linalg.solve_triangular(psd_safe_cholesky(G), Lb.mT, upper=False)  # r × s
+    elif rows.numel() >= 4 * sample.size and tau > 0:  # many points, small dictionary: eigenbasis cut
+        evals, evecs = torch.linalg.eigh(B)
+        keep = evals > eigen_tolerance * ridge
+        whiten = (evecs[:, keep] * (evals[keep] + ridge).rsqrt()).mT  # r × s: (Λ+c)^{-1/2} Uᵀ
     else:
         B.diagonal().add_(ridge)
         L = psd_safe_cholesky(B)
