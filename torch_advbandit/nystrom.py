@@ -51,28 +51,6 @@ class NystromSample:
         return self.indices.numel()
 
 
-def weighted_columns(
-    kernel: Kernel,
-    candidates: torch.Tensor,
-    sqrt_probs: torch.Tensor,
-    rows: torch.Tensor,
-    cols: torch.Tensor,
-    *,
-    block_entries: int = DEFAULT_BLOCK_ENTRIES,
-) -> torch.Tensor:
-    """``K̃[rows, cols]`` of ``k̃(x, x') = sqrt(P(x)P(x'))·k(x, x')``, shape ``len(rows) × len(cols)``.
-
-    Example:
-        >>> from torch_advbandit.kernels import make_kernel
-        >>> X = torch.rand(6, 1, dtype=torch.float64)
-        >>> sq = torch.full((6,), 6 ** -0.5, dtype=torch.float64)
-        >>> weighted_columns(make_kernel("se", 1), X, sq, torch.arange(6), torch.tensor([0, 2])).shape
-        torch.Size([6, 2])
-    """
-    K = kernel_matrix(kernel, candidates[rows], candidates[cols], block_entries=block_entries)
-    return K.mul_(sqrt_probs[rows].unsqueeze(-1)).mul_(sqrt_probs[cols].unsqueeze(-2))
-
-
 def approximate_leverage_scores(
     kernel: Kernel,
     candidates: torch.Tensor,
@@ -116,7 +94,8 @@ def approximate_leverage_scores(
         rows: ``LongTensor[m]``, the points to score.
         sample: the dictionary ``S`` (indices into the candidates) and its weights ``W``.
         ridge: ``c > 0``.
-        eigen_tolerance: relative eigenvalue cut of the ``m ≥ 4s`` path (``0`` keeps every direction).
+        eigen_tolerance: the largest score increase allowed, as a fraction of a score's maximum
+            ``1.5·K̃_ii/c`` (``0``: exact scores, no rank-``r`` stand-in).
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -205,8 +184,8 @@ class RecursiveRLSSelector(LandmarkSelector):
         delta: failure probability ``δ ∈ (0, 1)``.
         base_constant: the recursion returns every point once ``m ≤ base_constant·log(1/δ)`` (192).
         oversampling_constant: ``p_i = min(1, l̃_i·oversampling_constant·log(Σ l̃/δ))`` (16).
-        eigen_tolerance: directions of ``W K̃_{S,S} W`` with eigenvalue ``≤ eigen_tolerance·c`` are
-            dropped when scoring many points against a small dictionary; scores can only rise
+        eigen_tolerance: scores are computed against a rank-``r`` stand-in for ``W K̃_{S,S} W``
+            that can raise each by at most ``eigen_tolerance`` of its maximum and never lowers it
             (see :func:`approximate_leverage_scores`), so the guarantee is kept. ``0`` disables it.
         block_entries: entries per kernel block (memory bound).
 

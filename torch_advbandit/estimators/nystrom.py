@@ -30,9 +30,10 @@ def nystrom_features(
     ``K_SS`` of the dictionary points with ``P > 0``: ``ϕ(x) = [K_SS^{1/2}]⁺ k_S(x)``. Every later
     formula uses ``ϕ`` only through inner products, so this is Eq. 6 exactly, and it stays accurate
     when ``P`` spans hundreds of orders of magnitude (the weighted form would drop, as numerically
-    zero eigenvalues, the directions of the tiny weights). Rows are computed ``block_entries // s``
-    at a time: besides the result (``n × r``) the memory is one ``block × s`` kernel block and the
-    ``s × s`` dictionary matrix.
+    zero eigenvalues, the directions of the tiny weights). The basis comes from
+    :func:`dictionary_basis` (``r`` pivots for smooth kernels). Rows are computed in blocks of
+    ``block_entries`` kernel entries: besides the result (``n × r``) the memory is one kernel block
+    and the ``s × s`` dictionary matrix.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -48,7 +49,7 @@ def nystrom_features(
     S, R = dictionary_basis(kernel, candidates[idx], block_entries=block_entries)
     n = candidates.shape[0]
     out = torch.empty(n, R.shape[-1], dtype=candidates.dtype, device=candidates.device)
-    step = max(1, block_entries // max(1, idx.numel()))
+    step = max(1, block_entries // max(1, S.shape[0]))
     for start in range(0, n, step):
         out[start : start + step] = kernel_matrix(kernel, candidates[start : start + step], S) @ R
     return out
