@@ -19,6 +19,7 @@ DT = torch.float64
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),
+    pytest.param("cpu-audit", id="cpu-audit"),
     pytest.param(
         "cuda",
         id="cuda",
@@ -29,8 +30,21 @@ DEVICES = [
 
 @pytest.fixture(params=DEVICES)
 def device(request):
-    """Every device-aware test runs on the CPU and, when present, on CUDA."""
-    return torch.device(request.param)
+    """Every device-aware test runs on the CPU and, when present, on CUDA.
+
+    ``cpu-audit`` is the CPU run again under :class:`device_audit.LibraryDeviceAudit`: any tensor
+    the library creates without following the candidates' device lands on ``meta`` and fails the
+    test, which is what it would do on CUDA; and any ``.cpu()`` / ``.numpy()`` call from the
+    library's hot paths fails it too.
+    """
+    if request.param != "cpu-audit":
+        yield torch.device(request.param)
+        return
+    from device_audit import LibraryDeviceAudit
+
+    with LibraryDeviceAudit() as audit:
+        yield torch.device("cpu")
+    assert not audit.host_calls, f"host round trips from the library: {sorted(set(audit.host_calls))}"
 
 
 def oracle_kernel(name, X, Y, ell):

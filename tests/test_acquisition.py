@@ -1,6 +1,7 @@
 """Issue 6: the BoTorch face (sampling strategy, acquisitions), continuous domains, batch draws."""
 
 import math
+from functools import partial
 
 import pytest
 import torch
@@ -161,7 +162,11 @@ def test_discretize_rejects_bad_input():
     assert discretize(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DT), 99).unit.shape == (81, 2)
 
 
-@pytest.mark.parametrize("cls", [KernelizedExp3, RLSKernelizedExp3])
+@pytest.mark.parametrize(
+    "cls",
+    [KernelizedExp3, partial(KernelizedExp3, estimator="lowrank"), RLSKernelizedExp3],
+    ids=["exact", "lowrank", "rls"],
+)
 def test_batch_update_averages_the_q_estimates(cls, device):
     X = grid(30, device)
     a, b = exp3(X, cls=cls), exp3(X, cls=cls)

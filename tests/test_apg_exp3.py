@@ -27,6 +27,19 @@ def test_newton_basis_is_p_greedy_with_admissible_error(name, device):
         power = power - N[:, j] ** 2
 
 
+def test_a_short_horizon_still_gets_one_basis_function():
+    """``e = log(400)/4 ≈ 1.5 ≥ max sqrt(k(x, x)) = 1``: the stopping rule alone gives ``D_T = 0``."""
+    X = grid(400)
+    k = make_kernel("se", 1)
+    N = newton_basis(k, X, 1.5)
+    torch.testing.assert_close(N[:, 0], oracle_kernel("se", X, X[:1], 0.3).squeeze(-1))  # N_1 = k(·, x_1)
+    assert N.shape[1] == 1
+    policy = APGExp3(X, k, 4, generator=torch.Generator().manual_seed(0))  # used to divide by D_T = 0
+    for _ in range(4):
+        policy.update(policy.select(), 0.5)
+    assert policy.features.shape[1] == 1 and torch.isfinite(policy.probabilities()).all()
+
+
 def test_linear_estimator_is_unbiased_on_the_feature_span():
     gen = torch.Generator().manual_seed(0)
     F = torch.randn(30, 4, generator=gen, dtype=DT)

@@ -111,7 +111,7 @@ def check_generator(generator: object, device: torch.device) -> torch.Generator:
     still makes a run reproducible.
     """
     if generator is None:
-        seed = int(torch.randint(0, 2**62, (1,)).item())
+        seed = int(torch.randint(0, 2**62, (1,), device="cpu").item())  # the global (CPU) RNG
         return torch.Generator(device=device).manual_seed(seed)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")

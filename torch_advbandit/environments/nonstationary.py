@@ -85,6 +85,13 @@ class FunctionSequenceEnvironment(Environment):
         return float(f[index] + self.noise_std * eps)
 
 
+def _generator_device(generator: object) -> torch.device:
+    """The scenarios live on their generator's device (a CUDA generator gives a CUDA grid)."""
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return torch.device(generator.device)
+
+
 def abrupt_environment(
     generator: torch.Generator,
     *,
@@ -96,22 +103,24 @@ def abrupt_environment(
     """Seed 2, Fig. 1(a): ``f_1`` before round 100, ``f_2`` on ``[100, 200)``, ``f_3`` after.
 
     ``switches`` default to ``(T/5, 2T/5)``, i.e. ``(100, 200)`` for the seed's ``T = 500``.
-    Returns the 100-point grid ``Tensor[100, 1]`` and the environment (SE kernel ``ℓ = 0.2``).
+    Returns the 100-point grid ``Tensor[100, 1]`` and the environment (SE kernel ``ℓ = 0.2``), both on
+    the generator's device.
 
     Example:
         >>> X, env = abrupt_environment(torch.Generator().manual_seed(0))
         >>> bool((env.functions[99] != env.functions[100]).any()), env.horizon
         (True, 500)
     """
+    device = _generator_device(generator)
     horizon = check_int(horizon, "horizon", minimum=1)
     if switches is None:
         switches = (horizon // 5, 2 * horizon // 5)
     bounds = [0, *switches, horizon]
     if any(b <= a for a, b in zip(bounds, bounds[1:], strict=False)):
         raise ValueError(f"switches must increase strictly inside (0, {horizon}), got {switches}")
-    X = torch.linspace(0, 1, NUM_GRID_POINTS, dtype=torch.float64).unsqueeze(-1)
+    X = torch.linspace(0, 1, NUM_GRID_POINTS, dtype=torch.float64, device=device).unsqueeze(-1)
     F = grid_functions(make_kernel("se", 1, lengthscale=lengthscale), X, len(bounds) - 1, generator=generator)
-    segment = torch.bucketize(torch.arange(horizon), torch.tensor(switches), right=True)
+    segment = torch.bucketize(torch.arange(horizon, device=device), torch.tensor(switches, device=device), right=True)
     return X, FunctionSequenceEnvironment(F[segment], noise_std, generator=generator)
 
 
@@ -132,10 +141,11 @@ def slowly_varying_environment(
         >>> env.functions.shape
         torch.Size([10, 100])
     """
+    device = _generator_device(generator)
     horizon = check_int(horizon, "horizon", minimum=2)
-    X = torch.linspace(0, 1, NUM_GRID_POINTS, dtype=torch.float64).unsqueeze(-1)
+    X = torch.linspace(0, 1, NUM_GRID_POINTS, dtype=torch.float64, device=device).unsqueeze(-1)
     f4, f5, f6 = grid_functions(make_kernel("se", 1, lengthscale=lengthscale), X, 3, generator=generator)
-    t = torch.arange(1, horizon + 1, dtype=X.dtype).unsqueeze(-1)
+    t = torch.arange(1, horizon + 1, dtype=X.dtype, device=device).unsqueeze(-1)
     first = f4 + (f5 - f4) * (2 * t / horizon)
     second = f5 + (f6 - f5) * ((2 * t - horizon) / horizon)
     F = torch.where(t <= horizon / 2, first, second)

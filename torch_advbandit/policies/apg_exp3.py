@@ -21,7 +21,9 @@ def newton_basis(kernel: Kernel, candidates: torch.Tensor, admissible_error: flo
 
     ``N_j(x) = (k(x, x_j) − Σ_{i<j} N_i(x_j)N_i(x)) / P_{j−1}(x_j)``, ``x_j = argmax P_{j−1}``,
     ``P_j² = P_{j−1}² − N_j²`` from ``P_0² = k(x,x)``: pivoted Cholesky of ``K``, stopped when the
-    power function ``max_x P_j(x) ≤ e``. Then ``K − N Nᵀ`` has diagonal at most ``e²``.
+    power function ``max_x P_j(x) ≤ e``. Then ``K − N Nᵀ`` has diagonal at most ``e²``. The basis
+    always holds at least ``N_1``: when ``e ≥ max_x sqrt(k(x, x))`` (the default ``e = log(n)/T``
+    does this for ``T < log n``) the stopping rule alone would leave APG-Exp3 no features at all.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -32,7 +34,10 @@ def newton_basis(kernel: Kernel, candidates: torch.Tensor, admissible_error: flo
     candidates = check_candidates(candidates)
     kernel = prepare_kernel(kernel, candidates)
     e = check_positive(admissible_error, "admissible_error")
-    return greedy_posterior_columns(kernel, candidates, 0.0, candidates.shape[0], variance_tol=e * e)[1]
+    basis = greedy_posterior_columns(kernel, candidates, 0.0, candidates.shape[0], variance_tol=e * e)[1]
+    if basis.shape[1] == 0:  # e ≥ max_x sqrt(k(x, x)): keep the first function rather than no features
+        basis = greedy_posterior_columns(kernel, candidates, 0.0, 1)[1]
+    return basis
 
 
 class APGExp3(Exp3Policy):
