@@ -1,6 +1,6 @@
 """Exact, low-rank and RLS-Nyström estimators at n = 10⁴ (settings 3–4) and their scaling to 10⁵–10⁶.
 
-Usage: python benchmarks/bench_scale.py [--device cpu] [--part accuracy scaling]
+Usage: python benchmarks/bench_scale.py [--device cpu] [--part accuracy scaling precision]
        [--scaling-sizes 100000 1000000] [--rounds 3] [--skip-exact]
 
 Part ``accuracy`` — settings 3 (10 000-point grid of [0, 1]) and 4 (100 × 100 grid of [0, 1]²), the
@@ -14,6 +14,13 @@ of ``f̂_t`` (relative to ``max|f̂_t|``) and of the width against the exact est
 Part ``scaling`` — SE kernel, 1-D and 2-D grids with ``n`` up to 10⁶: low-rank and RLS-Nyström
 estimator rounds, each (size, estimator) in a fresh process so peak memory (resident set on CPU,
 ``max_memory_allocated`` on CUDA) is its own.
+
+Part ``precision`` — float32 (and, on CUDA, float32 with TF32 matmuls) against float64 for each
+estimator at n = 4000 (1-D grid; SE and Matérn-5/2; ridge ``c = 1e-2`` and ``1e-3``, the paper's
+values for T = 1000): the same ``P_t`` and ``x_t``, the same dictionary for RLS-Nyström, so the
+errors are rounding only (for low-rank also the float32 pivoting tolerance, ``1e-6`` against
+``1e-12``). Reported: max error of ``f̂_t`` relative to ``max|f̂_t|``, max relative error of
+the width, and seconds per round against float64's.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import torch
 from torch_advbandit.estimators import ExactIPSEstimator, LowRankIPSEstimator, NystromIPSEstimator
 from torch_advbandit.experiments.runner import machine_info
 from torch_advbandit.kernels import kernel_matrix, make_kernel
+from torch_advbandit.nystrom import FixedSelector, NystromSample
 from torch_advbandit.parameters import paper_parameters
 
 KERNELS = ("se", "matern52", "matern32")
@@ -197,10 +205,66 @@ def scaling(device: str, sizes: list[int], rounds: int) -> None:
                 )
 
 
+def precision_estimators(k, X, c, dtype, sample):
+    """(label, estimator, generator) for the three estimators on ``X`` in ``dtype``."""
+    X = X.to(dtype)
+    with warnings.catch_warnings():  # a capped rank is in the label
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # float32 cannot pivot below ~1e-6 (docs/performance.rst): that tolerance, against float64's 1e-12
+        low = LowRankIPSEstimator(k, X, c, tolerance=1e-12 if dtype == torch.float64 else 1e-6, max_rank=2000)
+    fixed = NystromSample(sample.indices, sample.weights.to(dtype))
+    return [
+        ("exact", ExactIPSEstimator(k, X, c)),
+        (f"low-rank (r = {low.factor.rank})", low),
+        (f"RLS-Nyström (s = {sample.size})", NystromIPSEstimator(k, X, c, selector=FixedSelector(fixed))),
+    ]
+
+
+def precision(device: torch.device, rounds: int) -> None:
+    print("\n### Precision: float32 (and TF32 on CUDA) against float64, n = 4000, same P_t, x_t, dictionary\n")
+    print(
+        "| kernel | c | estimator | arithmetic | max rel. err f̂ | max rel. err width | s / round | × float64 time |\n"
+        "|---|---|---|---|---|---|---|---|",
+        flush=True,
+    )
+    modes = [("float32", False)] + ([("float32 + TF32", True)] if device.type == "cuda" else [])
+    X = grid(4000, 1, device)
+    for name in ("se", "matern52"):
+        k = make_kernel(name, 1, device=device)
+        P = skewed_probs(k, X)
+        i = int(torch.argmax(P))
+        for c in (1e-2, 1e-3):
+            gen = torch.Generator(device=device).manual_seed(0)
+            sample = NystromIPSEstimator(k, X, c).selector.select(k, X, c, P, gen)
+            ref = {}
+            for label, est in precision_estimators(k, X, c, torch.float64, sample):
+                times = [timed(device, est._estimate, P, i, 1.0, None) for _ in range(rounds)]
+                ref[label.split(" (")[0]] = (statistics.median(t for t, _ in times), times[-1][1])
+            for mode, tf32 in modes:
+                previous = torch.get_float32_matmul_precision()
+                torch.set_float32_matmul_precision("high" if tf32 else "highest")
+                try:
+                    for label, est in precision_estimators(k, X, c, torch.float32, sample):
+                        times = [timed(device, est._estimate, P.float(), i, 1.0, None) for _ in range(rounds)]
+                        sec = statistics.median(t for t, _ in times)
+                        f32, w32 = times[-1][1]
+                        base_sec, (f64, w64) = ref[label.split(" (")[0]]
+                        ef = float((f32.double() - f64).abs().max() / f64.abs().max())
+                        ew = float(((w32.double() - w64) / w64).abs().max())
+                        print(
+                            f"| {name} | {c:.0e} | {label} | {mode} | {ef:.1e} | {ew:.1e} | {sec:.3f} "
+                            f"| {sec / base_sec:.2f} |",
+                            flush=True,
+                        )
+                finally:
+                    torch.set_float32_matmul_precision(previous)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--part", nargs="+", default=["accuracy", "scaling"], choices=["accuracy", "scaling"])
+    parts = ["accuracy", "scaling", "precision"]
+    parser.add_argument("--part", nargs="+", default=parts, choices=parts)
     parser.add_argument("--scaling-sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-exact", action="store_true")
@@ -214,6 +278,8 @@ def main() -> None:
         accuracy(device, args.rounds, args.skip_exact)
     if "scaling" in args.part:
         scaling(args.device, args.scaling_sizes, args.rounds)
+    if "precision" in args.part:
+        precision(device, args.rounds)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ PY
   echo '## 1. Exact kernelized Exp3 against the dense floor (CUDA)'
   timeout 120 python benchmarks/bench_exact_round.py --device cuda --sizes 1000 2000 4000 10000 --reps 3 2>&1
   echo
-  echo '## 2–3. Exact / low-rank / RLS-Nyström at n = 10⁴; scaling to 10⁵ and 10⁶ (CUDA)'
+  echo '## 2–3. Exact / low-rank / RLS-Nyström at n = 10⁴; scaling to 10⁵ and 10⁶; float32 and TF32 precision (CUDA)'
   timeout 240 python benchmarks/bench_scale.py --device cuda --rounds 3 --scaling-sizes 100000 1000000 2>&1
 } | tee "$out"
 echo "written: $out"

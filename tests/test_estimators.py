@@ -79,3 +79,41 @@ def test_float32_is_accurate_to_documented_tolerance():
     assert f32.dtype == torch.float32
     torch.testing.assert_close(w32.double(), w64, rtol=1e-3, atol=0)
     torch.testing.assert_close(f32.double(), f64, rtol=1e-3, atol=1e-3 * f64.abs().max())
+
+
+TF32_UNIT_ROUNDOFF = 2.0**-11  # TF32 keeps 10 explicit mantissa bits of each matmul input
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("estimator", ["exact", "lowrank", "nystrom"])
+def test_tf32_float32_keeps_the_documented_accuracy(estimator):
+    """docs/performance.rst: with TF32 matmuls errors grow like ``u/c`` (``u = 2⁻¹¹``); at ``c = 0.1``
+    ``f̂`` stays within ``5·10⁻²`` of its maximum and the width within ``5·10⁻²`` relative
+    (``10·u/c ≈ 4.9·10⁻²``)."""
+    from torch_advbandit.estimators import LowRankIPSEstimator, NystromIPSEstimator
+    from torch_advbandit.nystrom import FixedSelector, NystromSample
+
+    n, c = 500, 1e-1
+    X = grid(n)
+    P = random_probs(n, torch.Generator().manual_seed(2))
+    k = make_kernel("matern52", 1)
+
+    def build(X):
+        if estimator == "exact":
+            return ExactIPSEstimator(k, X, c)
+        if estimator == "lowrank":
+            return LowRankIPSEstimator(k, X, c, tolerance=1e-6 if X.dtype == torch.float32 else 1e-12)
+        full = NystromSample(torch.arange(n, device=X.device), torch.ones(n, dtype=X.dtype, device=X.device))
+        return NystromIPSEstimator(k, X, c, selector=FixedSelector(full))
+
+    f64, w64 = build(X).estimate(P, 11, 1.0)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")  # TF32
+    try:
+        X32 = X.to("cuda", torch.float32)
+        f32, w32 = build(X32).estimate(P.to(X32), 11, 1.0)
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    assert float((f32.double().cpu() - f64).abs().max() / f64.abs().max()) < 5e-2
+    assert float(((w32.double().cpu() - w64) / w64).abs().max()) < 5e-2

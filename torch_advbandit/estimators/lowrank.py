@@ -115,7 +115,7 @@ class LowRankIPSEstimator(IPSEstimator):
 
     def _estimate(self, probs, index, reward, generator):
         G, delta = self._round(probs)
-        column = (G.mT @ G[:, index]).mul_(self.ridge / float(delta[index])).div_(delta)
+        column = (G.mT @ G[:, index]).mul_(self.ridge).div_(delta * delta[index])  # no host sync
         column[index] += self.factor.residual[index] / delta[index]
         return column * reward, self._width(G, delta)
 
@@ -123,5 +123,9 @@ class LowRankIPSEstimator(IPSEstimator):
         G, delta = self._round(probs)
         scaled = rewards / delta[indices] / indices.numel()
         f_hat = (G.mT @ (G[:, indices] @ scaled)).mul_(self.ridge).div_(delta)
-        f_hat.index_add_(0, indices, self.factor.residual[indices] * scaled)
+        # the diagonal term at the drawn points; repeated draws are summed by a q × q matmul rather
+        # than index_add_, whose CUDA atomics would add them in a run-dependent order
+        drawn, inverse = torch.unique(indices, return_inverse=True)
+        same = inverse.unsqueeze(0) == torch.arange(drawn.numel(), device=indices.device).unsqueeze(-1)
+        f_hat[drawn] += same.to(scaled.dtype) @ (self.factor.residual[indices] * scaled)
         return f_hat, self._width(G, delta)
