@@ -35,7 +35,7 @@ def device(request):
     ``cpu-audit`` is the CPU run again under :class:`device_audit.LibraryDeviceAudit`: any tensor
     the library creates without following the candidates' device lands on ``meta`` and fails the
     test, which is what it would do on CUDA; and any ``.cpu()`` / ``.numpy()`` call from the
-    library's hot paths fails it too.
+    library's hot paths fails it too, as does a floating tensor created without ``dtype=``.
     """
     if request.param != "cpu-audit":
         yield torch.device(request.param)
@@ -45,6 +45,7 @@ def device(request):
     with LibraryDeviceAudit() as audit:
         yield torch.device("cpu")
     assert not audit.host_calls, f"host round trips from the library: {sorted(set(audit.host_calls))}"
+    assert not audit.default_dtype_calls, f"float32-by-default tensors: {sorted(set(audit.default_dtype_calls))}"
 
 
 def oracle_kernel(name, X, Y, ell):

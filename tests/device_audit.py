@@ -8,7 +8,8 @@ visible on the CPU: while it is active, every such call made *from the library's
 (not from PyTorch, GPyTorch, BoTorch or the test) gets ``device="meta"``, and any later
 arithmetic with a CPU tensor fails with "Tensor on device meta is not on the expected device
 cpu". It also records ``Tensor.cpu()`` / ``Tensor.numpy()`` calls made from the library's hot
-paths. The ``device`` fixture's ``cpu-audit`` parameter runs each device-aware test under it.
+paths, and floating tensors the library creates without a ``dtype=`` (PyTorch's float32 default,
+not the candidates' float64). The ``device`` fixture's ``cpu-audit`` parameter runs each device-aware test under it.
 """
 
 import os
@@ -43,7 +44,9 @@ def _library_caller():
 class LibraryDeviceAudit(TorchFunctionMode):
     """Send device-less tensor constructors called from ``torch_advbandit`` to ``meta``.
 
-    ``host_calls`` lists the ``.cpu()`` / ``.numpy()`` calls made from the library (file:line).
+    ``host_calls`` lists the ``.cpu()`` / ``.numpy()`` calls made from the library (file:line), and
+    ``default_dtype_calls`` the floating tensors it created in PyTorch's default dtype (float32) for
+    want of a ``dtype=``: values rounded to float32 before they meet float64 candidates.
 
     Example:
         >>> with LibraryDeviceAudit() as audit:
@@ -55,13 +58,21 @@ class LibraryDeviceAudit(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.host_calls = []
+        self.default_dtype_calls = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
-        if func in _device_constructors() and "device" not in kwargs:
-            if _library_caller() is not None:
+        if func in _device_constructors():
+            where = _library_caller()
+            if where is None:
+                return func(*args, **kwargs)
+            if "device" not in kwargs:
                 kwargs["device"] = "meta"
-        elif func in HOST_METHODS:
+            out = func(*args, **kwargs)
+            if "dtype" not in kwargs and out.is_floating_point() and out.dtype == torch.get_default_dtype():
+                self.default_dtype_calls.append(where)  # float32 by default: not the candidates' dtype
+            return out
+        if func in HOST_METHODS:
             where = _library_caller()
             if where is not None:
                 self.host_calls.append(where)

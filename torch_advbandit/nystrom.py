@@ -226,7 +226,7 @@ class RecursiveRLSSelector(LandmarkSelector):
         m = rows.numel()
         if m <= self.base_constant * math.log(1.0 / delta):
             return NystromSample(rows, torch.ones(m, dtype=candidates.dtype, device=candidates.device))
-        half = torch.rand(m, generator=generator, device=rows.device) < 0.5
+        half = torch.rand(m, generator=generator, dtype=torch.float32, device=rows.device) < 0.5  # fair coins
         inner = self._recurse(kernel, candidates, sqrt_probs, weighted_diag, rows[half], ridge, delta / 3, generator)
         scores = approximate_leverage_scores(
             kernel,
