@@ -8,9 +8,11 @@
 # package itself is taken from this checkout (PYTHONPATH), so no install is needed on the machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg PYTHONUNBUFFERED=1
+# the lent H200 image has python3 (with torch, gpytorch, botorch, pytest, hypothesis) and maybe no `python`
+PY="${PYTHON:-$(command -v python3 || command -v python)}"
 out="${OUT:-.}/gpu-results.md"
-python - <<'PY' || { echo "no CUDA device visible to torch: nothing to do"; exit 1; }
+"$PY" - <<'PY' || { echo "no CUDA device visible to torch: nothing to do"; exit 1; }
 import torch
 assert torch.cuda.is_available()
 print("GPU:", torch.cuda.get_device_name(0), "| torch", torch.__version__)
@@ -20,13 +22,13 @@ PY
   echo
   echo '## CUDA tests (every device-parametrised test, CUDA variant)'
   echo '```'
-  timeout 180 python -m pytest -q -p no:cacheprovider -k cuda tests 2>&1 | tail -15
+  timeout 180 "$PY" -m pytest -q -p no:cacheprovider -k cuda tests 2>&1 | tail -15
   echo '```'
   echo
   echo '## 1. Exact kernelized Exp3 against the dense floor (CUDA)'
-  timeout 120 python benchmarks/bench_exact_round.py --device cuda --sizes 1000 2000 4000 10000 --reps 3 2>&1
+  timeout 120 "$PY" benchmarks/bench_exact_round.py --device cuda --sizes 1000 2000 4000 10000 --reps 3 2>&1
   echo
   echo '## 2–3. Exact / low-rank / RLS-Nyström at n = 10⁴; scaling to 10⁵ and 10⁶; float32 and TF32 precision (CUDA)'
-  timeout 240 python benchmarks/bench_scale.py --device cuda --rounds 3 --scaling-sizes 100000 1000000 2>&1
+  timeout 240 "$PY" benchmarks/bench_scale.py --device cuda --rounds 3 --scaling-sizes 100000 1000000 2>&1
 } | tee "$out"
 echo "written: $out"

@@ -142,14 +142,22 @@ class TrialRecord:
         return sum(self.round_seconds) / len(self.round_seconds)
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``<directory>/<key>.json`` atomically (temporary file, then rename)."""
+        """Write ``<directory>/<key>.json`` atomically (temporary file, then rename).
+
+        Wall times are written to ``TIME_DIGITS`` significant digits (a timer's run-to-run noise is
+        far larger, and the full ``repr`` made them a third of a record); regrets, draws and
+        diagnostics are written exactly.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{self.trial.key}.json"
+        data = asdict(self)
+        data["round_seconds"] = [_significant(s) for s in self.round_seconds]
+        data["setup_seconds"] = _significant(self.setup_seconds)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w") as fh:
-                json.dump(asdict(self), fh)
+                json.dump(data, fh)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -162,6 +170,14 @@ class TrialRecord:
     def load(cls, path: str | Path) -> TrialRecord:
         with open(path) as fh:
             return cls(**json.load(fh))
+
+
+#: Significant digits of the wall times in a saved record.
+TIME_DIGITS = 4
+
+
+def _significant(seconds: float) -> float:
+    return float(f"{seconds:.{TIME_DIGITS}g}")
 
 
 def config_from_dict(config: dict[str, Any]):
