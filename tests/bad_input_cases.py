@@ -141,6 +141,13 @@ CASES = [
         "estimator must be 'exact' or 'lowrank'",
     ),
     (
+        "KernelizedExp3",
+        "``estimator=\"nystrom\"``",
+        lambda: exp3(estimator="nystrom"),
+        ValueError,
+        "the Nyström estimator is RLSKernelizedExp3",
+    ),
+    (
         "KernelizedExp3 (every policy)",
         "generator not a torch.Generator",
         lambda: exp3(generator=0),

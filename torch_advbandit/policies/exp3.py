@@ -247,7 +247,12 @@ class KernelizedExp3(KernelExp3):
         generator: torch.Generator | None = None,
     ) -> None:
         if estimator not in ("exact", "lowrank"):
-            raise ValueError(f"estimator must be 'exact' or 'lowrank', got {estimator!r}")
+            hint = (
+                "; the Nyström estimator is RLSKernelizedExp3 (seed 1, Alg. 5: its own dictionary and β)"
+                if estimator == "nystrom"
+                else ""
+            )
+            raise ValueError(f"estimator must be 'exact' or 'lowrank', got {estimator!r}{hint}")
         self.estimator_name = estimator
         self.lowrank_tolerance = lowrank_tolerance
         self.max_rank = max_rank
