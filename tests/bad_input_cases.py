@@ -142,7 +142,7 @@ CASES = [
     ),
     (
         "KernelizedExp3",
-        "``estimator=\"nystrom\"``",
+        '``estimator="nystrom"``',
         lambda: exp3(estimator="nystrom"),
         ValueError,
         "the Nyström estimator is RLSKernelizedExp3",
