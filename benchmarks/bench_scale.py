@@ -252,7 +252,7 @@ def precision(device: torch.device, rounds: int) -> None:
                         ef = float((f32.double() - f64).abs().max() / f64.abs().max())
                         ew = float(((w32.double() - w64) / w64).abs().max())
                         print(
-                            f"| {name} | {c:.0e} | {label} | {mode} | {ef:.1e} | {ew:.1e} | {sec:.3f} "
+                            f"| {name} | {c:.0e} | {label} | {mode} | {ef:.1e} | {ew:.1e} | {sec:.2g} "
                             f"| {sec / base_sec:.2f} |",
                             flush=True,
                         )
