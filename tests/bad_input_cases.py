@@ -22,6 +22,7 @@ from torch_advbandit import (
 )
 from torch_advbandit.acquisition import discounted_ucb
 from torch_advbandit.domains import discretize
+from torch_advbandit.environments import abrupt_environment
 from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate
 from torch_advbandit.experiments import TrialConfig, run_sweep
 from torch_advbandit.kernels import make_kernel
@@ -339,6 +340,13 @@ CASES = [
         lambda: discounted_ucb(X, X, K, discount=0.9, lam=0.01, beta=-1.0),
         ValueError,
         "beta must be ≥ 0",
+    ),
+    (
+        "abrupt_environment, slowly_varying_environment",
+        "generator not a torch.Generator",
+        lambda: abrupt_environment(None),
+        TypeError,
+        "generator must be a torch.Generator",
     ),
     (
         "discretize",
