@@ -222,17 +222,27 @@ def test_kernelized_exp3_beats_uniform_against_adaptive_adversary():
     assert max(ratios) < 0.5, ratios
 
 
-def test_float32_policy_is_an_explicit_choice_close_to_float64():
+@pytest.mark.parametrize("estimator", ["exact", "lowrank"])
+def test_float32_policy_is_an_explicit_choice_close_to_float64(estimator, device):
+    """float32 candidates on ``device`` against a float64 CPU run replaying the same draws."""
     X64 = grid(60)
     params = paper_parameters("matern52", 100, 1)
-    a = KernelizedExp3(X64, make_kernel("matern52", 1), 100, **params, generator=torch.Generator().manual_seed(0))
+    kw = {} if estimator == "exact" else dict(estimator="lowrank", lowrank_tolerance=1e-6)
+    a = KernelizedExp3(X64, make_kernel("matern52", 1), 100, **params, **kw, generator=torch.Generator().manual_seed(0))
     b = KernelizedExp3(
-        X64.float(), make_kernel("matern52", 1), 100, **params, generator=torch.Generator().manual_seed(0)
+        X64.to(device, torch.float32),
+        make_kernel("matern52", 1),
+        100,
+        **params,
+        **kw,
+        generator=torch.Generator(device=device).manual_seed(0),
     )
     assert a.probabilities().dtype == DT and b.probabilities().dtype == torch.float32
+    assert b.probabilities().device.type == device.type
     for t in range(10):
         i = a.select()
-        b._pending = i  # replay the same draws
+        b.select()
+        b._pending = i  # replay the CPU's draws
         a.update(i, math.sin(t + i))
         b.update(i, math.sin(t + i))
-    torch.testing.assert_close(b.probabilities().double(), a.probabilities(), rtol=1e-3, atol=1e-6)
+    torch.testing.assert_close(b.probabilities().double().cpu(), a.probabilities(), rtol=1e-3, atol=1e-6)
