@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -134,6 +135,57 @@ def test_quick_sweep_killed_midway_resumes_with_every_trial_once(tmp_path):
     assert (tmp_path / "table3_setting1_T60.png").stat().st_size > 0
 
 
+def _children(pid):
+    """PIDs of the live (not zombie) processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
+def test_sigterm_stops_the_workers_too(tmp_path):
+    """``kill``/``timeout`` send SIGTERM to the driver only: its workers must not run on, orphaned."""
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    cli = [sys.executable, "-m", "torch_advbandit.cli", "reproduce", "table3", "--quick", "--out", str(tmp_path)]
+    cli += ["--settings", "1", "--kernel", "se", "--policy", "kernelized_exp3", "--seeds", "2"]
+    cli += ["--horizon", "20000", "--functions", "30", "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cli, start_new_session=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        workers = []
+        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:  # Manager + 2 workers
+            workers = _children(proc.pid)
+            time.sleep(0.1)
+        assert len(workers) >= 3, "the sweep must be running its workers for this test to mean anything"
+        time.sleep(2.0)  # mid-trial: 20 000 rounds take minutes
+        os.kill(proc.pid, signal.SIGTERM)  # the driver alone, as `kill` or `timeout` would
+        assert proc.wait(timeout=60) == 130
+        assert "interrupted; finished trials are kept" in proc.stderr.read().decode()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "worker processes outlived the driver"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _children(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.slow
 def test_ray_backend_runs_a_tiny_sweep_on_a_local_instance(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'torch_advbandit[ray]')")
@@ -181,6 +233,14 @@ def test_table3_markdown_has_a_row_per_setting_and_algorithm():
     assert lines[0].startswith("| setting | algorithm | T | SE regret (seeds) | SE s / round |")
     assert [line.split("|")[2].strip() for line in lines[2:]] == ["Kernelized Exp3", "APG-Exp3", "Random"]
     assert "one round timed" in lines[3]
+    # two horizons: a row block per T, never one cell hiding the other (it did before)
+    longer = [run_trial(c) for c in TINY.with_overrides(seeds=1, horizons=(20,), policies=("uniform",)).configs()]
+    lines = table3_markdown(summarize([*records, *longer])).splitlines()[2:]
+    assert [(line.split("|")[2].strip(), line.split("|")[3].strip()) for line in lines] == [
+        ("Kernelized Exp3", "12"),
+        ("Random", "12"),
+        ("Random", "20"),
+    ]
 
 
 def test_adaptive_adversary_is_still_the_default_environment():

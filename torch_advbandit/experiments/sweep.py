@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import queue as queue_module
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -147,18 +150,49 @@ def run_sweep(
         threads = threads_per_worker or max(1, cpus // workers)
         bars = _Progress(todo, progress, name)
         try:
-            if backend == "serial":
-                failures = _run_serial(todo, trial_dir, bars)
-            elif backend == "local":
-                failures = _run_local(todo, trial_dir, bars, workers, threads)
-            else:
-                failures = _run_ray(todo, trial_dir, bars, workers, threads, address)
+            with _sigterm_as_interrupt():
+                failures = _run_backend(backend, todo, trial_dir, bars, workers, threads, address)
         finally:
             bars.close()
         if failures:
             lines = "\n".join(f"  {key}: {err}" for key, err in failures)
             raise RuntimeError(f"{len(failures)} trial(s) failed (finished trials are kept):\n{lines}")
     return [TrialRecord.load(record_path(trial_dir, c)) for c in configs]
+
+
+def _run_backend(backend, todo, trial_dir, bars, workers, threads, address) -> list[tuple[str, str]]:
+    if backend == "serial":
+        return _run_serial(todo, trial_dir, bars)
+    if backend == "local":
+        return _run_local(todo, trial_dir, bars, workers, threads)
+    return _run_ray(todo, trial_dir, bars, workers, threads, address)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the sweep runs, SIGTERM (``kill``, ``timeout``, a batch scheduler) acts like Ctrl-C.
+
+    Python's default SIGTERM ends the driver at once, and its worker processes would run on,
+    orphaned, until their trials finish, with nobody left to record them. Raised as
+    ``KeyboardInterrupt`` instead, it takes the interrupt path: the workers are terminated and the
+    records already written stay. A handler the caller installed is left alone, and so is any
+    thread but the main one (signals are delivered there only).
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) not in (
+        signal.SIG_DFL,
+        None,
+    ):
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _save(result: dict[str, Any], trial_dir: Path, bars: _Progress) -> None:
@@ -207,9 +241,10 @@ def _run_local(todo, trial_dir, bars, workers, threads) -> list[tuple[str, str]]
                         except Exception as exc:  # noqa: BLE001
                             failures.append((config.key, repr(exc)))
                             bars.finished(config.key)
-            except BaseException:
+            except BaseException:  # Ctrl-C, SIGTERM (see _sigterm_as_interrupt): stop the workers too
+                processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown clears it
                 pool.shutdown(wait=False, cancel_futures=True)
-                for process in list(getattr(pool, "_processes", {}).values()):
+                for process in processes:
                     process.terminate()
                 raise
     return failures

@@ -18,31 +18,33 @@ KERNEL_LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2
 
 
 def table3_markdown(rows: list[SummaryRow]) -> str:
-    """Seed 1, Table 3's shape: a row per (setting, algorithm), per kernel the final regret
+    """Seed 1, Table 3's shape: a row per (setting, T, algorithm), per kernel the final regret
     (mean ± s.e. over seeds, with the number of seeds) and the mean seconds per round.
 
     Timing-only cells (exact kernelized Exp3 timed for one round on settings 3–4) show ``—``
-    for the regret.
+    for the regret; a kernel without a run at that ``T`` shows ``not run``.
 
     Example:
         >>> row = SummaryRow(1, "se", "uniform", 100, 3, 80.0, 2.0, 81.0, 2.5, 1e-4)
         >>> print(table3_markdown([row]).splitlines()[2])
         | 1 | Random | 100 | 80.00 ± 2.00 (3) | 1.0e-04 |
     """
-    kernels = list(dict.fromkeys(r.kernel for r in rows))
-    cells = {(r.setting, r.policy, r.kernel): r for r in rows if r.environment == "adaptive"}
-    keys = list(dict.fromkeys((r.setting, r.policy) for r in rows if r.environment == "adaptive"))
+    adaptive = [r for r in rows if r.environment == "adaptive"]
+    kernels = list(dict.fromkeys(r.kernel for r in adaptive))
+    cells = {(r.setting, r.horizon, r.policy, r.kernel): r for r in adaptive}
     order = list(POLICY_LABELS)
-    keys.sort(key=lambda k: (k[0], order.index(k[1]) if k[1] in order else len(order)))
+    keys = sorted(
+        dict.fromkeys((r.setting, r.horizon, r.policy) for r in adaptive),
+        key=lambda k: (k[0], k[1], order.index(k[2]) if k[2] in order else len(order)),
+    )
     head = "| setting | algorithm | T |" + "".join(
         f" {KERNEL_LABELS.get(k, k)} regret (seeds) | {KERNEL_LABELS.get(k, k)} s / round |" for k in kernels
     )
     lines = [head, "|---|---|---|" + "---|---|" * len(kernels)]
-    for setting, policy in keys:
-        horizons = {cells[(setting, policy, k)].horizon for k in kernels if (setting, policy, k) in cells}
-        line = f"| {setting} | {POLICY_LABELS.get(policy, policy)} | {'/'.join(map(str, sorted(horizons)))} |"
+    for setting, horizon, policy in keys:
+        line = f"| {setting} | {POLICY_LABELS.get(policy, policy)} | {horizon} |"
         for k in kernels:
-            r = cells.get((setting, policy, k))
+            r = cells.get((setting, horizon, policy, k))
             if r is None:
                 line += " not run | |"
             elif r.timing_only:
