@@ -42,12 +42,11 @@ class Recording(LandmarkSelector):
         return sample
 
 
-class Replaying(Recording):
+class Replaying(LandmarkSelector):
     """Run ``inner`` on the device (its output must be on the device), then use the CPU's dictionary."""
 
     def __init__(self, inner, samples):
-        super().__init__(inner)
-        self.reference = iter(samples)
+        self.inner, self.reference = inner, iter(samples)
 
     def select(self, kernel, candidates, ridge, probs, generator):
         own = self.inner.select(kernel, candidates, ridge, probs, generator)
