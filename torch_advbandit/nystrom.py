@@ -134,15 +134,10 @@ def approximate_leverage_scores(
     for start in range(0, rows.numel(), step):
         blk = rows[start : start + step]
         C = kernel_matrix(kernel, S, candidates[blk], block_entries=block_entries).mul_(scale.unsqueeze(-1))  # s × b
-        if L is not None:
-            Q = torch.linalg.solve_triangular(L, C, upper=False)
-            quad = Q.mul_(Q).sum(-2)
-        elif low_rank is not None:  # Woodbury: cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'
-            Q = whiten @ C
-            quad = (torch.linalg.vector_norm(C, dim=-2).square_() - Q.mul_(Q).sum(-2)).div_(shifted)
-        else:
-            Q = whiten @ C
-            quad = Q.mul_(Q).sum(-2)
+        Q = torch.linalg.solve_triangular(L, C, upper=False) if L is not None else whiten @ C
+        quad = Q.mul_(Q).sum(-2)
+        if low_rank is not None:  # Woodbury: cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'
+            quad = torch.linalg.vector_norm(C, dim=-2).square_().sub_(quad).div_(shifted)
         out[start : start + step] = quad.mul_(sqrt_probs[blk].square())
     out = torch.sub(diag, out, out=out)
     return out.clamp_min_(0.0).mul_(1.5 / ridge)
