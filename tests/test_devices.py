@@ -19,9 +19,8 @@ from test_reproducibility import FACTORIES
 
 from torch_advbandit.environments import LowerBoundEnvironment, abrupt_environment, slowly_varying_environment
 from torch_advbandit.estimators import nystrom_ips_estimate
-from torch_advbandit.experiments import TrialConfig, run_trial
+from torch_advbandit.experiments import TrialConfig, build_environment, run_trial
 from torch_advbandit.experiments.drift import DRIFT_POLICY_LABELS, DriftTrialConfig
-from torch_advbandit.experiments.runner import build_environment
 from torch_advbandit.experiments.settings import POLICIES
 from torch_advbandit.exploration import EXPLORATION_NAMES, exploration_distribution
 from torch_advbandit.kernels import make_kernel

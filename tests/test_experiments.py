@@ -12,12 +12,12 @@ from torch_advbandit.experiments import (
     markdown_table,
     play,
     plot_regret,
+    run_sweep,
     run_trial,
-    run_trials,
     summarize,
     write_csv,
 )
-from torch_advbandit.experiments import runner as runner_module
+from torch_advbandit.experiments import adversarial as adversarial_module
 
 
 def test_settings_are_the_papers_grids():
@@ -60,27 +60,27 @@ def test_trial_is_reproducible_and_records_round_trip(tmp_path):
 
 
 def test_same_seed_same_adversary_for_every_policy():
-    build = runner_module.build_environment
+    build = adversarial_module.build_environment
     a, b = build(small("kernelized_exp3", seed=1)), build(small("uniform", seed=1))
     assert torch.equal(a.functions, b.functions)
     assert not torch.equal(a.functions, build(small("uniform", seed=2)).functions)
 
 
-def test_run_trials_skips_finished_trials(tmp_path, monkeypatch):
+def test_serial_sweep_skips_finished_trials(tmp_path, monkeypatch):
     configs = [small(seed=s) for s in range(2)]
-    first = run_trials(configs, tmp_path, progress=False)
+    first = run_sweep(configs, tmp_path, backend="serial", progress=False)
     assert len(first) == 2
 
     def boom(*args, **kwargs):
         raise AssertionError("a finished trial was run again")
 
-    monkeypatch.setattr(runner_module, "run_trial", boom)
-    again = run_trials(configs, tmp_path, progress=False)
+    monkeypatch.setattr(adversarial_module, "run_trial", boom)
+    again = run_sweep(configs, tmp_path, backend="serial", progress=False)
     assert [r.chosen for r in again] == [r.chosen for r in first]
 
 
 def test_interrupted_sweep_keeps_finished_trials(tmp_path, monkeypatch):
-    real = runner_module.run_trial
+    real = adversarial_module.run_trial
     calls = []
 
     def flaky(config, **kwargs):
@@ -89,11 +89,11 @@ def test_interrupted_sweep_keeps_finished_trials(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(config, **kwargs)
 
-    monkeypatch.setattr(runner_module, "run_trial", flaky)
+    monkeypatch.setattr(adversarial_module, "run_trial", flaky)
     with pytest.raises(KeyboardInterrupt):
-        run_trials([small(seed=0), small(seed=1)], tmp_path, progress=False)
-    monkeypatch.setattr(runner_module, "run_trial", real)
-    records = run_trials([small(seed=0), small(seed=1)], tmp_path, progress=False)
+        run_sweep([small(seed=0), small(seed=1)], tmp_path, backend="serial", progress=False)
+    monkeypatch.setattr(adversarial_module, "run_trial", real)
+    records = run_sweep([small(seed=0), small(seed=1)], tmp_path, backend="serial", progress=False)
     assert [r.config["seed"] for r in records] == [0, 1] and calls == [0, 1]
 
 
@@ -146,12 +146,12 @@ def test_cli_times_exact_exp3_for_one_round_on_large_settings(tmp_path, monkeypa
 
     seen = []
 
-    def fake_run_trials(configs, out, progress):
+    def fake_run_sweep(configs, out, **kwargs):
         seen.extend(configs)
         return []
 
-    monkeypatch.setattr("torch_advbandit.experiments.run_trials", fake_run_trials)
-    monkeypatch.setattr("torch_advbandit.experiments.plot_regret", lambda records, out: [])
+    monkeypatch.setattr("torch_advbandit.experiments.run_sweep", fake_run_sweep)
+    monkeypatch.setattr("torch_advbandit.experiments.catalog.plot_regret", lambda records, out: [])
     args = ["run", "--setting", "3", "--policy", "kernelized_exp3", "rls_kernelized_exp3", "--seeds", "1"]
     assert cli.main([*args, "--out", str(tmp_path), "--no-progress"]) == 0
     assert {(c.policy, c.timed_rounds) for c in seen} == {("kernelized_exp3", 1), ("rls_kernelized_exp3", None)}

@@ -96,13 +96,13 @@ def test_record_save_is_atomic(tmp_path, monkeypatch):
 
 KILLER = """
 import os, signal
-from torch_advbandit.experiments import records
-_run = records.TrialConfig.run
+from torch_advbandit.experiments import adversarial
+_run = adversarial.TrialConfig.run
 def run(self, on_round=None):
     if self.seed == 1:
         os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies mid-trial
     return _run(self, on_round)
-records.TrialConfig.run = run
+adversarial.TrialConfig.run = run
 """
 
 

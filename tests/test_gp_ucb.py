@@ -11,7 +11,8 @@ from gpytorch.means import ZeroMean
 from torch_advbandit import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from torch_advbandit.environments import FunctionSequenceEnvironment, abrupt_environment, slowly_varying_environment
 from torch_advbandit.experiments import run_sweep
-from torch_advbandit.experiments.drift import DriftTrialConfig, figure1_configs, figure1_markdown, plot_figure1
+from torch_advbandit.experiments.drift import DriftTrialConfig, figure1_configs
+from torch_advbandit.experiments.tables import figure1_markdown, plot_figure1
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import MAX_LOG_AGE_WEIGHT, discounted_gp
 from torch_advbandit.parameters import nonstationary_discount, nonstationary_memory

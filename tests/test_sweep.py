@@ -12,7 +12,7 @@ import torch
 
 from torch_advbandit.environments import AdaptiveAdversary, LowerBoundEnvironment
 from torch_advbandit.experiments import GRIDS, Grid, TrialConfig, run_sweep, run_trial, summarize
-from torch_advbandit.experiments import runner as runner_module
+from torch_advbandit.experiments import adversarial as adversarial_module
 from torch_advbandit.experiments.report import SummaryRow
 from torch_advbandit.experiments.tables import fit_exponent, growth_rows, table3_markdown
 
@@ -42,7 +42,7 @@ def test_lower_bound_trials_have_their_own_key_and_environment():
     b = TrialConfig(1, "se", "uniform", 50, 0, num_centres=10, environment="lower_bound")
     assert a.key == "s1-se-uniform-T50-seed0-F1000x100-cpu".replace("x100", "x10")  # old keys unchanged
     assert b.key.endswith("-lower_bound") and a.key != b.key
-    assert isinstance(runner_module.build_environment(b), LowerBoundEnvironment)
+    assert isinstance(adversarial_module.build_environment(b), LowerBoundEnvironment)
     with pytest.raises(ValueError, match="environment"):
         TrialConfig(1, "se", "uniform", 50, 0, environment="stochastic")
 
@@ -59,18 +59,18 @@ def test_local_workers_give_the_serial_results(tmp_path):
 
 
 def test_failed_trial_is_reported_and_the_others_are_kept(tmp_path, monkeypatch):
-    real = runner_module.run_trial
+    real = adversarial_module.run_trial
 
     def flaky(config, **kwargs):
         if config.policy == "kernelized_exp3" and config.seed == 1:
             raise RuntimeError("worker lost")
         return real(config, **kwargs)
 
-    monkeypatch.setattr(runner_module, "run_trial", flaky)
+    monkeypatch.setattr(adversarial_module, "run_trial", flaky)
     with pytest.raises(RuntimeError, match=r"(?s)1 trial\(s\) failed.*kernelized_exp3-T12-seed1"):
         run_sweep(TINY.configs(), tmp_path, backend="serial", progress=False)
     assert len(list((tmp_path / "trials").glob("*.json"))) == 3
-    monkeypatch.setattr(runner_module, "run_trial", real)
+    monkeypatch.setattr(adversarial_module, "run_trial", real)
     assert len(run_sweep(TINY.configs(), tmp_path, backend="serial", progress=False)) == 4
 
 
@@ -244,7 +244,7 @@ def test_table3_markdown_has_a_row_per_setting_and_algorithm():
 
 
 def test_adaptive_adversary_is_still_the_default_environment():
-    assert isinstance(runner_module.build_environment(TINY.configs()[0]), AdaptiveAdversary)
+    assert isinstance(adversarial_module.build_environment(TINY.configs()[0]), AdaptiveAdversary)
 
 
 def test_reproduce_growth_and_figure1_commands_write_their_tables(tmp_path, capsys):

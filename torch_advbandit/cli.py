@@ -10,6 +10,7 @@ from .kernels import KERNEL_NAMES
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .experiments.catalog import EXPERIMENTS
     from .experiments.settings import POLICIES, SETTINGS
 
     parser = argparse.ArgumentParser(
@@ -47,8 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument(
         "experiment",
-        choices=["table3", "growth", "figure1"],
-        help="table3: seed 1, Table 3; growth: regret exponents in T; figure1: seed 2, Fig. 1 (GP-UCB on drift)",
+        choices=sorted(EXPERIMENTS),
+        help="; ".join(f"{name}: {e.help}" for name, e in EXPERIMENTS.items()),
     )
     rep.add_argument("--quick", action="store_true", help="the reduced grid that finishes in minutes")
     rep.add_argument("--out", type=Path, required=True, help="results folder (created; finished trials are kept)")
@@ -69,108 +70,71 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_outputs(table: str, out: Path, files: list[Path]) -> None:
+    print(table)
+    print(f"\nrecords: {out / 'trials'}")
+    for path in files:
+        print(f"{'plot' if path.suffix == '.png' else 'table'}: {path}")
+
+
+def _sweep(args: argparse.Namespace, configs, name: str, **backend):
+    from . import experiments
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    return experiments.run_sweep(configs, args.out, progress=not args.no_progress, name=name, **backend)
+
+
 def _run(args: argparse.Namespace) -> int:
-    from .experiments import TrialConfig, markdown_table, plot_regret, run_trials, summarize, write_csv
-    from .experiments.settings import ONE_ROUND_TIMING
+    from .experiments.catalog import setting_configs, summary_report
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be ≥ 1, got {args.seeds}")
-
-    def timed(policy: str) -> int | None:
-        return 1 if (policy, args.setting) in ONE_ROUND_TIMING and not args.full_exact else None
-
-    configs = [
-        TrialConfig(
-            args.setting, kernel, policy, args.horizon, seed, args.functions, args.centres, args.device, timed(policy)
-        )
-        for kernel in args.kernel
-        for policy in args.policy
-        for seed in range(args.seeds)
-    ]
-    args.out.mkdir(parents=True, exist_ok=True)
-    records = run_trials(configs, args.out, progress=not args.no_progress)
-    rows = summarize(records)
-    table = markdown_table(rows)
-    (args.out / "summary.md").write_text(table + "\n")
-    write_csv(rows, args.out / "summary.csv")
-    plots = plot_regret(records, args.out)
-    print(table)
-    print(f"\nrecords: {args.out / 'trials'}   table: {args.out / 'summary.csv'}")
-    for p in plots:
-        print(f"plot: {p}")
+    configs = setting_configs(
+        args.setting,
+        tuple(args.kernel),
+        tuple(args.policy),
+        args.horizon,
+        args.seeds,
+        functions=args.functions,
+        centres=args.centres,
+        device=args.device,
+        full_exact=args.full_exact,
+    )
+    records = _sweep(args, configs, f"setting {args.setting}", backend="serial")
+    table, files = summary_report(records, args.out)
+    _print_outputs(table, args.out, files)
     return 0
 
 
-def _sweep(args: argparse.Namespace, configs, name: str):
-    from .experiments import run_sweep
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    return run_sweep(
-        configs,
-        args.out,
-        backend=args.backend,
-        workers=args.workers,
-        threads_per_worker=args.threads_per_worker,
-        address=args.address,
-        progress=not args.no_progress,
-        name=name,
-    )
-
-
 def _reproduce(args: argparse.Namespace) -> int:
-    from .experiments import summarize, write_csv
-    from .experiments.grids import GRIDS
-    from .experiments.report import markdown_table
-    from .experiments.tables import growth_markdown, growth_rows, plot_growth, plot_settings, table3_markdown
+    from .experiments.catalog import EXPERIMENTS, Options
 
     if args.seeds is not None and args.seeds < 1:
         raise ValueError(f"--seeds must be ≥ 1, got {args.seeds}")
-    if args.experiment == "figure1":
-        return _figure1(args)
-    grid = GRIDS[args.experiment + ("-quick" if args.quick else "")].with_overrides(
+    experiment = EXPERIMENTS[args.experiment]
+    options = Options(
+        quick=args.quick,
         settings=tuple(args.settings) if args.settings else None,
         kernels=tuple(args.kernel) if args.kernel else None,
         policies=tuple(args.policy) if args.policy else None,
         horizons=tuple(args.horizon) if args.horizon else None,
         seeds=args.seeds,
-        num_functions=args.functions,
-    )
-    records = _sweep(args, grid.configs(args.device), grid.name)
-    rows = summarize(records)
-    write_csv(rows, args.out / "summary.csv")
-    if args.experiment == "table3":
-        table = table3_markdown(rows)
-        (args.out / "table3.md").write_text(f"{table}\n\n{markdown_table(rows)}\n")
-        plots = plot_settings(records, args.out)
-    else:
-        table = growth_markdown(growth_rows(rows))
-        (args.out / "growth.md").write_text(table + "\n")
-        plots = [plot_growth(growth_rows(rows), args.out)]
-    print(table)
-    print(f"\nrecords: {args.out / 'trials'}   table: {args.out / 'summary.csv'}")
-    for p in plots:
-        print(f"plot: {p}")
-    return 0
-
-
-def _figure1(args: argparse.Namespace) -> int:
-    from .experiments.drift import figure1_configs, figure1_markdown, plot_figure1
-
-    if args.horizon is not None and len(args.horizon) != 1:
-        raise ValueError("figure1 takes one --horizon")
-    runs = args.seeds or (3 if args.quick else 100)
-    configs = figure1_configs(
-        runs,
-        horizon=args.horizon[0] if args.horizon else 500,
-        noise_std=args.noise,
+        functions=args.functions,
+        device=args.device,
+        noise=args.noise,
         beta_scale=args.beta_scale,
     )
-    records = _sweep(args, configs, "figure1")
-    table = figure1_markdown(records)
-    (args.out / "figure1.md").write_text(table + "\n")
-    plot = plot_figure1(records, args.out)
-    print(table)
-    print(f"\nrecords: {args.out / 'trials'}   table: {args.out / 'figure1.md'}\nplot: {plot}")
+    records = _sweep(
+        args,
+        experiment.configs(options),
+        experiment.name,
+        backend=args.backend,
+        workers=args.workers,
+        threads_per_worker=args.threads_per_worker,
+        address=args.address,
+    )
+    table, files = experiment.report(records, args.out)
+    _print_outputs(table, args.out, files)
     return 0
 
 

@@ -74,6 +74,12 @@ class FunctionSequenceEnvironment(Environment):
             raise ValueError(f"t must be < {self.horizon}, got {t}")
         return self.functions[t]
 
+    regret = "dynamic"
+
+    def feedback(self, t: int, index: int, f: torch.Tensor) -> float:
+        """The noisy observation of round ``t`` (:meth:`observe`)."""
+        return self.observe(t, index)
+
     def observe(self, t: int, index: int) -> float:
         """``f_t(x_index) + ε_t``: the only value the learner sees."""
         f = self.rewards(t)

@@ -1,26 +1,27 @@
 """The second paper's experiment (seed 2, Fig. 1): GP-UCB variants on drifting objectives.
 
 Trials are :class:`DriftTrialConfig` records run by the same resumable sweep as Table 3
-(:func:`~torch_advbandit.experiments.sweep.run_sweep`); each run draws fresh functions.
+(:func:`~torch_advbandit.experiments.sweep.run_sweep`) and the same round loop
+(:func:`~torch_advbandit.experiments.runner.play`); each run draws fresh functions. The table and
+figure are in :mod:`~torch_advbandit.experiments.tables`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 
 from ..environments import abrupt_environment, slowly_varying_environment
 from ..kernels import make_kernel
 from ..parameters import nonstationary_discount
-from ..policies import IGPUCB, WGPUCB, GPUCBPolicy, RestartingGPUCB, SlidingWindowGPUCB
+from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
-from .report import mean_se, mean_se_curve, save_figure
+from .runner import machine_info, play
+from .trials import register_trial_kind
 
 #: Seed 2, Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
@@ -56,6 +57,7 @@ def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_s
     raise ValueError(f"policy must be one of {sorted(DRIFT_POLICY_LABELS)}, got {name!r}")
 
 
+@register_trial_kind("drift")
 @dataclass(frozen=True)
 class DriftTrialConfig:
     """One run of one GP-UCB variant on one drifting environment; ``key`` names its record.
@@ -108,10 +110,9 @@ class DriftTrialConfig:
         )
 
     def run(self, on_round: Callable[[int], None] | None = None) -> TrialRecord:
-        """Play the run; the record's regrets are the cumulative *dynamic* regret
-        ``Σ_{s≤t} max_x f_s(x) − f_s(x_s)`` (expected and realised coincide for a deterministic choice)."""
-        from .runner import machine_info
-
+        """Play the run (:func:`~torch_advbandit.experiments.runner.play`); the environment scores the
+        cumulative *dynamic* regret ``Σ_{s≤t} max_x f_s(x) − f_s(x_s)`` (expected and realised
+        coincide for a deterministic choice)."""
         X, env = SCENARIOS[self.scenario](torch.Generator().manual_seed(2 * self.seed), horizon=self.horizon)
         if torch.device(self.device).type != "cpu":
             X = X.to(self.device)
@@ -119,7 +120,7 @@ class DriftTrialConfig:
             env.generator = torch.Generator(device=self.device).manual_seed(2 * self.seed)
         env.noise_std = self.noise_std
         start = time.perf_counter()
-        policy: GPUCBPolicy = make_drift_policy(
+        policy = make_drift_policy(
             self.policy,
             X,
             self.horizon,
@@ -128,31 +129,8 @@ class DriftTrialConfig:
             torch.Generator(device=self.device).manual_seed(2 * self.seed + 1),
         )
         setup = time.perf_counter() - start
-        regret, chosen, seconds, model_size = [], [], [], []
-        total = 0.0
-        for t in range(self.horizon):
-            start = time.perf_counter()
-            index = policy.select()
-            y = env.observe(t, index)  # the policy sees only the noisy value
-            policy.update(index, y)
-            seconds.append(time.perf_counter() - start)
-            f = env.rewards(t)
-            total += float(f.max() - f[index])
-            regret.append(total)
-            chosen.append(index)
-            model_size.append(float(policy.training_set().numel()))
-            if on_round is not None:
-                on_round(t)
-        return TrialRecord(
-            config=asdict(self),
-            expected_regret=regret,
-            realised_regret=list(regret),
-            chosen=chosen,
-            round_seconds=seconds,
-            setup_seconds=setup,
-            environment=machine_info(),
-            diagnostics={"model_size": model_size},
-        )
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size",))
+        return TrialRecord(config=asdict(self), setup_seconds=setup, environment=machine_info(), **asdict(traj))
 
 
 def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, beta_scale: float = 1.0):
@@ -168,65 +146,3 @@ def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, b
         for scenario in SCENARIOS
         for policy in DRIFT_POLICY_LABELS
     ]
-
-
-def figure1_markdown(records: list[TrialRecord]) -> str:
-    """Final dynamic regret (mean ± s.e. over runs) and the per-round time at the last round.
-
-    Example:
-        >>> records = [c.run() for c in figure1_configs(1, horizon=10)]
-        >>> figure1_markdown(records).splitlines()[0].startswith("|")
-        True
-    """
-    cells: dict[tuple, list[TrialRecord]] = defaultdict(list)
-    for r in records:
-        c = r.trial
-        cells[(c.scenario, c.policy, c.horizon)].append(r)
-    lines = [
-        "| environment | algorithm | T | runs | dynamic regret (mean ± s.e.) | s / round (all) | s / round at t = T |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    order = list(DRIFT_POLICY_LABELS)
-    for (scenario, policy, horizon), group in sorted(cells.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
-        m, se = mean_se([g.expected_regret[-1] for g in group])
-        mean_round = sum(g.mean_round_seconds for g in group) / len(group)
-        last = sum(g.round_seconds[-1] for g in group) / len(group)
-        lines.append(
-            f"| {scenario} | {DRIFT_POLICY_LABELS[policy]} | {horizon} | {len(group)} | {m:.2f} ± {se:.2f} "
-            f"| {mean_round:.2e} | {last:.2e} |"
-        )
-    return "\n".join(lines)
-
-
-def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
-    """Seed 2, Fig. 1: cumulative dynamic regret with ± 1 s.e. error bars, a panel per environment.
-
-    Example:
-        >>> records = [c.run() for c in figure1_configs(1, horizon=10)]
-        >>> import tempfile
-        >>> plot_figure1(records, tempfile.mkdtemp()).suffix
-        '.png'
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels: dict[str, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        panels[r.trial.scenario][r.trial.policy].append(r)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
-    for ax, (scenario, by_policy) in zip(axes[0], panels.items(), strict=True):
-        for policy in [p for p in DRIFT_POLICY_LABELS if p in by_policy]:
-            group = by_policy[policy]
-            mean, se = mean_se_curve([g.expected_regret for g in group])
-            t = torch.arange(1, mean.shape[0] + 1)
-            every = max(1, mean.shape[0] // 20)
-            (line,) = ax.plot(t, mean, label=f"{DRIFT_POLICY_LABELS[policy]} ({len(group)} runs)")
-            ax.errorbar(t[::every], mean[::every], yerr=se[::every], fmt="none", ecolor=line.get_color(), capsize=2)
-        ax.set_title({"abrupt": "Abruptly changing", "slow": "Slowly varying"}.get(scenario, scenario))
-        ax.set_xlabel("round t")
-        ax.set_ylabel("cumulative dynamic regret")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    return save_figure(fig, Path(out_dir) / "figure1.png")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .records import TrialConfig
+from .adversarial import TrialConfig
 from .settings import ONE_ROUND_TIMING
 
 KERNELS = ("se", "matern52", "matern32")

@@ -1,4 +1,9 @@
-"""Trial configurations and their result records, one JSON file each, written atomically."""
+"""Result records of trials, one JSON file each, written atomically, and the check that a record is whole.
+
+This module only stores and validates; what a trial is comes from
+:mod:`~torch_advbandit.experiments.trials` (the :class:`~torch_advbandit.experiments.trials.Trial`
+protocol and the registry that rebuilds a configuration from its record).
+"""
 
 from __future__ import annotations
 
@@ -11,92 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kernels import KERNEL_NAMES
-
-#: Environments a trial can face: the paper's adaptive adversary and the lower-bound instance.
-ENVIRONMENTS = ("adaptive", "lower_bound")
-
-
-@dataclass(frozen=True)
-class TrialConfig:
-    """Everything that determines one trial; its ``key`` names the record file.
-
-    Attributes:
-        setting: 1–4 (:data:`~torch_advbandit.experiments.settings.SETTINGS`).
-        kernel: ``"se"``, ``"matern52"`` or ``"matern32"``.
-        policy: a key of :data:`~torch_advbandit.experiments.settings.POLICIES`.
-        horizon: ``T``.
-        seed: seeds the adversary's function class and the learner's generator.
-        num_functions, num_centres: the adversary's ``|F|`` and ``M``.
-        device: where the trial runs.
-        timed_rounds: run only this many rounds, to time them (the paper's protocol for exact
-            kernelized Exp3 on settings 3–4: "running the algorithm for only 1 round"); ``None``
-            runs the whole horizon. Parameters still use ``horizon``.
-        environment: ``"adaptive"`` (the paper's adaptive adversary, App. 17) or
-            ``"lower_bound"`` (the stochastic instance of seed 1, Sec. 5; ALGORITHMS.md §9).
-
-    Example:
-        >>> TrialConfig(1, "se", "kernelized_exp3", 1000, 3).key
-        's1-se-kernelized_exp3-T1000-seed3-F1000x100-cpu'
-    """
-
-    setting: int
-    kernel: str
-    policy: str
-    horizon: int
-    seed: int
-    num_functions: int = 1000
-    num_centres: int = 100
-    device: str = "cpu"
-    timed_rounds: int | None = None
-    environment: str = "adaptive"
-
-    def __post_init__(self) -> None:
-        from .settings import POLICIES, SETTINGS  # late import: settings imports policies
-
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {sorted(SETTINGS)}, got {self.setting!r}")
-        if self.kernel not in KERNEL_NAMES:
-            raise ValueError(f"kernel must be one of {KERNEL_NAMES}, got {self.kernel!r}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {self.policy!r}")
-        for name in ("horizon", "num_functions", "num_centres"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.timed_rounds is not None and (
-            isinstance(self.timed_rounds, bool) or not isinstance(self.timed_rounds, int) or self.timed_rounds < 1
-        ):
-            raise ValueError(f"timed_rounds must be None or a positive integer, got {self.timed_rounds!r}")
-        if self.environment not in ENVIRONMENTS:
-            raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-
-    @property
-    def rounds_to_run(self) -> int:
-        return self.horizon if self.timed_rounds is None else min(self.horizon, self.timed_rounds)
-
-    @property
-    def timing_only(self) -> bool:
-        """True when the trial runs fewer rounds than its horizon (its regret is not comparable)."""
-        return self.rounds_to_run < self.horizon
-
-    def run(self, on_round=None) -> TrialRecord:
-        """Run this trial (:func:`~torch_advbandit.experiments.runner.run_trial`)."""
-        from . import runner
-
-        return runner.run_trial(self, on_round=on_round)
-
-    @property
-    def key(self) -> str:
-        timed = "" if self.timed_rounds is None else f"-timed{self.timed_rounds}"
-        if self.environment != "adaptive":  # keys of adaptive-adversary trials predate the field
-            timed += f"-{self.environment}"
-        return (
-            f"s{self.setting}-{self.kernel}-{self.policy}-T{self.horizon}-seed{self.seed}"
-            f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}{timed}"
-        )
+from .trials import Trial, config_from_dict
 
 
 @dataclass
@@ -104,7 +24,7 @@ class TrialRecord:
     """The result of one trial: per-round curves and summary numbers.
 
     Attributes:
-        config: the trial's :class:`TrialConfig` as a dict.
+        config: the trial's configuration as a dict (its dataclass fields).
         expected_regret: cumulative expected regret after each round,
             ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} Σ_x P_s(x) f_s(x)`` (ALGORITHMS.md §7).
         realised_regret: ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} f_s(x_s)``.
@@ -115,6 +35,7 @@ class TrialRecord:
         diagnostics: per-round policy diagnostics, e.g. ``dictionary_size`` (``s_t``) for RLS.
 
     Example:
+        >>> from torch_advbandit.experiments import TrialConfig
         >>> record = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5).run()
         >>> len(record.expected_regret), record.config["policy"]
         (5, 'uniform')
@@ -134,7 +55,7 @@ class TrialRecord:
 
     @property
     def trial(self):
-        """The configuration: a :class:`TrialConfig`, or a ``DriftTrialConfig`` for seed 2's runs."""
+        """The configuration, rebuilt by its registered trial kind (e.g. ``TrialConfig``, ``DriftTrialConfig``)."""
         return config_from_dict(self.config)
 
     @property
@@ -180,36 +101,22 @@ def _significant(seconds: float) -> float:
     return float(f"{seconds:.{TIME_DIGITS}g}")
 
 
-def config_from_dict(config: dict[str, Any]):
-    """Rebuild a trial configuration from its record: ``TrialConfig`` or ``DriftTrialConfig``.
-
-    Example:
-        >>> from dataclasses import asdict
-        >>> config = TrialConfig(1, "se", "uniform", 50, 0)
-        >>> config_from_dict(asdict(config)) == config
-        True
-    """
-    if "scenario" in config:
-        from .drift import DriftTrialConfig  # late import: drift imports the policies
-
-        return DriftTrialConfig(**config)
-    return TrialConfig(**config)
-
-
-def record_path(directory: str | Path, config: TrialConfig) -> Path:
+def record_path(directory: str | Path, config: Trial) -> Path:
     """Where the record of ``config`` lives under ``directory``.
 
     Example:
+        >>> from torch_advbandit.experiments import TrialConfig
         >>> record_path("out/trials", TrialConfig(2, "se", "uniform", 50, 0)).name
         's2-se-uniform-T50-seed0-F1000x100-cpu.json'
     """
     return Path(directory) / f"{config.key}.json"
 
 
-def pending_configs(configs: Iterable, out_dir: str | Path) -> tuple[list, list]:
+def pending_configs(configs: Iterable[Trial], out_dir: str | Path) -> tuple[list, list]:
     """``(all, todo)``: the de-duplicated configurations and those without a record under ``out_dir/trials``.
 
     Example:
+        >>> from torch_advbandit.experiments import TrialConfig
         >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1, 1)]
         >>> import tempfile
         >>> out = Path(tempfile.mkdtemp())
@@ -223,7 +130,7 @@ def pending_configs(configs: Iterable, out_dir: str | Path) -> tuple[list, list]
     return configs, [c for c in configs if not _valid_record(record_path(trial_dir, c), c)]
 
 
-def _valid_record(path: Path, config) -> bool:
+def _valid_record(path: Path, config: Trial) -> bool:
     """Whether ``path`` holds a complete record of ``config``; a damaged file is moved aside.
 
     A record that does not parse, belongs to another configuration or has the wrong number of

@@ -20,7 +20,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .records import TrialConfig, TrialRecord, config_from_dict, pending_configs, record_path
+from .records import TrialRecord, pending_configs, record_path
+from .trials import Trial, config_from_dict
 
 BACKENDS = ("local", "ray", "serial")
 
@@ -56,7 +57,7 @@ def execute_trial(config: dict[str, Any], threads: int | None = None, progress_q
 class _Progress:
     """An overall bar (trials) plus one bar per running trial, fed by worker messages."""
 
-    def __init__(self, todo: list[TrialConfig], enabled: bool, name: str) -> None:
+    def __init__(self, todo: list[Trial], enabled: bool, name: str) -> None:
         from tqdm.auto import tqdm
 
         self._tqdm = tqdm
@@ -99,7 +100,7 @@ def _drain(q: Any, progress: _Progress) -> None:
 
 
 def run_sweep(
-    configs: Iterable[TrialConfig],
+    configs: Iterable[Trial],
     out_dir: str | Path,
     *,
     backend: str = "local",
@@ -115,7 +116,8 @@ def run_sweep(
         configs: the trials (duplicates are run once).
         out_dir: results folder; records go to ``out_dir/trials/<key>.json``.
         backend: ``"local"`` (worker processes on this machine), ``"ray"`` (tasks on a Ray
-            cluster; ``pip install torch_advbandit[ray]``) or ``"serial"`` (this process).
+            cluster; ``pip install torch_advbandit[ray]``) or ``"serial"`` (this process, one
+            trial after another: the driver of ``torch-advbandit run``).
         workers: local processes, or CPUs for a local Ray instance (default: the CPU count,
             at most the number of pending trials).
         threads_per_worker: torch threads in each worker (default: CPUs / workers, at least 1),
@@ -134,6 +136,7 @@ def run_sweep(
 
     Example:
         >>> import tempfile
+        >>> from torch_advbandit.experiments import TrialConfig
         >>> cfg = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5)
         >>> [r.trial.key for r in run_sweep([cfg], tempfile.mkdtemp(), backend="serial", progress=False)]
         ['s1-se-uniform-T5-seed0-F10x5-cpu']
@@ -287,3 +290,21 @@ def _run_ray(todo, trial_dir, bars, workers, threads, address) -> list[tuple[str
         if started:
             ray.shutdown()
     return failures
+
+
+def run_trials(configs: Iterable[Trial], out_dir: str | Path, *, progress: bool = True) -> list[TrialRecord]:
+    """Deprecated alias of ``run_sweep(configs, out_dir, backend="serial", progress=progress)``.
+
+    Example:
+        >>> import tempfile, warnings
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> cfg = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     len(run_trials([cfg], tempfile.mkdtemp(), progress=False))
+        1
+    """
+    import warnings
+
+    warnings.warn("run_trials is run_sweep(..., backend='serial')", DeprecationWarning, stacklevel=2)
+    return run_sweep(configs, out_dir, backend="serial", progress=progress, name="trials")

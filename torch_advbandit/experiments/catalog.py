@@ -1,0 +1,173 @@
+"""The named experiments of the command line: each turns options into trials and records into reports.
+
+``torch-advbandit reproduce NAME`` looks ``NAME`` up in :data:`EXPERIMENTS`, runs
+``experiment.configs(options)`` as one resumable sweep, and hands the records to
+``experiment.report``; ``torch-advbandit run`` is :func:`setting_configs` with
+:func:`summary_report`. A new experiment is one more entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .adversarial import TrialConfig
+from .drift import figure1_configs
+from .grids import GRIDS
+from .records import TrialRecord
+from .report import markdown_table, plot_regret, summarize, write_csv
+from .settings import ONE_ROUND_TIMING
+from .tables import (
+    figure1_markdown,
+    growth_markdown,
+    growth_rows,
+    plot_figure1,
+    plot_growth,
+    plot_settings,
+    table3_markdown,
+)
+from .trials import Trial
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a user may override; ``None`` keeps the experiment's own value.
+
+    Example:
+        >>> Options(quick=True, seeds=2).seeds
+        2
+    """
+
+    quick: bool = False
+    settings: tuple[int, ...] | None = None
+    kernels: tuple[str, ...] | None = None
+    policies: tuple[str, ...] | None = None
+    horizons: tuple[int, ...] | None = None
+    seeds: int | None = None
+    functions: int | None = None
+    device: str = "cpu"
+    noise: float = 0.05
+    beta_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named experiment: ``configs(options) -> trials`` and ``report(records, out) -> (table, files)``.
+
+    ``report`` writes its tables and figures under ``out`` and returns the Markdown table to print
+    and the files it wrote.
+
+    Example:
+        >>> [t.key for t in EXPERIMENTS["table3"].configs(Options(quick=True, settings=(1,), kernels=("se",),
+        ...                                                  policies=("uniform",), seeds=1))]
+        ['s1-se-uniform-T200-seed0-F200x100-cpu']
+    """
+
+    name: str
+    help: str
+    configs: Callable[[Options], list[Trial]]
+    report: Callable[[list[TrialRecord], Path], tuple[str, list[Path]]]
+
+
+def _grid_configs(name: str) -> Callable[[Options], list[Trial]]:
+    def configs(options: Options) -> list[Trial]:
+        grid = GRIDS[name + ("-quick" if options.quick else "")].with_overrides(
+            settings=options.settings,
+            kernels=options.kernels,
+            policies=options.policies,
+            horizons=options.horizons,
+            seeds=options.seeds,
+            num_functions=options.functions,
+        )
+        return grid.configs(options.device)
+
+    return configs
+
+
+def _table3_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
+    rows = summarize(records)
+    table = table3_markdown(rows)
+    (out / "table3.md").write_text(f"{table}\n\n{markdown_table(rows)}\n")
+    return table, [write_csv(rows, out / "summary.csv"), out / "table3.md", *plot_settings(records, out)]
+
+
+def _growth_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
+    rows = summarize(records)
+    growth = growth_rows(rows)
+    table = growth_markdown(growth)
+    (out / "growth.md").write_text(table + "\n")
+    return table, [write_csv(rows, out / "summary.csv"), out / "growth.md", plot_growth(growth, out)]
+
+
+def _figure1_configs(options: Options) -> list[Trial]:
+    if options.horizons is not None and len(options.horizons) != 1:
+        raise ValueError("figure1 takes one --horizon")
+    runs = options.seeds or (3 if options.quick else 100)
+    horizon = options.horizons[0] if options.horizons else 500
+    return figure1_configs(runs, horizon=horizon, noise_std=options.noise, beta_scale=options.beta_scale)
+
+
+def _figure1_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
+    table = figure1_markdown(records)
+    (out / "figure1.md").write_text(table + "\n")
+    return table, [out / "figure1.md", plot_figure1(records, out)]
+
+
+#: ``torch-advbandit reproduce`` experiments by name.
+EXPERIMENTS: dict[str, Experiment] = {
+    "table3": Experiment("table3", "seed 1, Table 3", _grid_configs("table3"), _table3_report),
+    "growth": Experiment("growth", "regret exponents in T", _grid_configs("growth"), _growth_report),
+    "figure1": Experiment("figure1", "seed 2, Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report),
+}
+
+
+def setting_configs(
+    setting: int,
+    kernels: tuple[str, ...],
+    policies: tuple[str, ...],
+    horizon: int,
+    seeds: int,
+    *,
+    functions: int = 1000,
+    centres: int = 100,
+    device: str = "cpu",
+    full_exact: bool = False,
+) -> list[TrialConfig]:
+    """The trials of ``torch-advbandit run``: every (kernel, policy, seed) on one setting.
+
+    Exact kernelized Exp3 on settings 3–4 is timed for one round (the paper's protocol) unless
+    ``full_exact``.
+
+    Example:
+        >>> [c.timed_rounds for c in setting_configs(3, ("se",), ("kernelized_exp3", "uniform"), 100, 1)]
+        [1, None]
+    """
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds must be ≥ 1, got {seeds}")
+
+    def timed(policy: str) -> int | None:
+        return 1 if (policy, setting) in ONE_ROUND_TIMING and not full_exact else None
+
+    return [
+        TrialConfig(setting, kernel, policy, horizon, seed, functions, centres, device, timed(policy))
+        for kernel in kernels
+        for policy in policies
+        for seed in range(seeds)
+    ]
+
+
+def summary_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
+    """The report of ``torch-advbandit run``: ``summary.md``, ``summary.csv`` and a regret plot per kernel.
+
+    Example:
+        >>> import tempfile
+        >>> records = [c.run() for c in setting_configs(1, ("se",), ("uniform",), 5, 1, functions=10, centres=5)]
+        >>> table, files = summary_report(records, Path(tempfile.mkdtemp()))
+        >>> [f.name for f in files]
+        ['summary.md', 'summary.csv', 'regret_setting1_se_T5.png']
+    """
+    rows = summarize(records)
+    table = markdown_table(rows)
+    (out / "summary.md").write_text(table + "\n")
+    return table, [out / "summary.md", write_csv(rows, out / "summary.csv"), *plot_regret(records, out)]
