@@ -14,7 +14,7 @@ from botorch.sampling import MCSampler
 from gpytorch.kernels import Kernel
 
 from ._validation import check_positive
-from .confidence import weighted_information_gain, wgp_beta
+from .confidence import ConfidenceSettings, weighted_information_gain, wgp_beta
 from .kernels import kernel_matrix
 from .models import age_log_weights, discounted_gp
 from .policies import RandomizedPolicy
@@ -136,7 +136,7 @@ class Exp3LogProbability(AcquisitionFunction):
         return self.policy.log_probabilities()[self.lookup(X[..., 0, :])]
 
 
-def _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, bounds, horizon):
+def _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, confidence, horizon):
     model = discounted_gp(train_X, train_Y, kernel, discount=discount, lam=lam)
     beta_scale = check_positive(beta_scale, "beta_scale", allow_zero=True)
     if beta is not None:
@@ -146,7 +146,7 @@ def _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, be
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)
         K = kernel_matrix(model.covar_module, train_X, train_X)
         gain = weighted_information_gain(K, age_log_weights(ages, discount), lam)
-        beta = wgp_beta(gain, lam=lam, **bounds, horizon=horizon)
+        beta = wgp_beta(gain, lam=lam, confidence=confidence, horizon=horizon)
     return model, beta_scale * beta
 
 
@@ -183,9 +183,12 @@ def discounted_ucb(
         >>> grid = torch.linspace(0, 1, 101, dtype=torch.float64).unsqueeze(-1)
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=grid)
     """
-    bounds = dict(rkhs_bound=rkhs_bound, noise_bound=noise_bound, delta=delta)
-    model, beta = _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, bounds, horizon)
-    return UpperConfidenceBound(model, beta=beta**2)
+    confidence = ConfidenceSettings(rkhs_bound, noise_bound, delta)
+    model, beta = _discounted_model_and_beta(
+        train_X, train_Y, kernel, discount, lam, beta, beta_scale, confidence, horizon
+    )
+    # β² as a float64 tensor on the data's device: BoTorch's as_tensor would round a float to float32
+    return UpperConfidenceBound(model, beta=torch.tensor(beta**2, dtype=train_X.dtype, device=train_X.device))
 
 
 def discounted_qucb(
@@ -193,21 +196,16 @@ def discounted_qucb(
     train_Y: torch.Tensor,
     kernel: Kernel,
     *,
-    discount: float,
-    lam: float,
-    beta: float | None = None,
-    beta_scale: float = 1.0,
-    rkhs_bound: float = 2.0,
-    noise_bound: float = 0.05,
-    delta: float = 0.1,
-    horizon: int | None = None,
     X_pending: torch.Tensor | None = None,
     sampler: MCSampler | None = None,
+    **options,
 ) -> qUpperConfidenceBound:
     """Batch (``q > 1``) form of :func:`discounted_ucb`: BoTorch's MC ``qUpperConfidenceBound``.
 
-    Same discounted model and ``β_t``; ``X_pending`` (points chosen but not yet observed) and
-    ``sampler`` pass through to BoTorch. Use with ``optimize_acqf_discrete(acqf, q=q, choices=...)``.
+    Same discounted model and ``β_t``; ``**options`` are :func:`discounted_ucb`'s keywords
+    (``discount``, ``lam`` required; ``beta``, ``beta_scale``, ``rkhs_bound``, ``noise_bound``,
+    ``delta``, ``horizon``). ``X_pending`` (points chosen but not yet observed) and ``sampler``
+    pass through to BoTorch. Use with ``optimize_acqf_discrete(acqf, q=q, choices=...)``.
 
     Example:
         >>> from botorch.optim import optimize_acqf_discrete
@@ -219,6 +217,5 @@ def discounted_qucb(
         >>> batch.shape
         torch.Size([3, 1])
     """
-    bounds = dict(rkhs_bound=rkhs_bound, noise_bound=noise_bound, delta=delta)
-    model, beta = _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, bounds, horizon)
-    return qUpperConfidenceBound(model, beta=beta**2, sampler=sampler, X_pending=X_pending)
+    ucb = discounted_ucb(train_X, train_Y, kernel, **options)
+    return qUpperConfidenceBound(ucb.model, beta=float(ucb.beta), sampler=sampler, X_pending=X_pending)

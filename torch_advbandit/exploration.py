@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 import torch
 from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
-from ._validation import check_candidates, check_generator, check_int, check_positive
+from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
 from .designs import g_optimal_design
 from .kernels import kernel_columns, kernel_diag, prepare_kernel
 from .linalg import greedy_posterior_columns, symmetric_pinv_sqrt
@@ -173,6 +175,41 @@ def exploration_distribution(
             seq = approx_mvr_sequence(kernel, candidates, noise, length, generator=generator)
         return torch.bincount(seq, minlength=n).to(candidates.dtype) / len(seq)
     raise ValueError(f"exploration must be one of {EXPLORATION_NAMES}, got {name!r}")
+
+
+#: A strategy ``(kernel, candidates, *, noise, length, generator) -> Tensor[n]`` giving ``π``.
+ExplorationStrategy = Callable[..., torch.Tensor]
+
+
+def exploration_strategy(exploration: str | torch.Tensor | ExplorationStrategy) -> ExplorationStrategy:
+    """What a policy's ``exploration=`` means: a name of :data:`EXPLORATION_NAMES`, a fixed
+    distribution ``π`` (``Tensor[n]``), or a strategy called like :func:`exploration_distribution`
+    without the name.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> pi = exploration_strategy("mvr")(make_kernel("se", 1), X, noise=1.0, length=4, generator=None)
+        >>> float(pi.sum()), int((pi > 0).sum())
+        (1.0, 4)
+        >>> fixed = torch.full((20,), 0.05, dtype=torch.float64)
+        >>> torch.equal(exploration_strategy(fixed)(None, X, noise=1.0, length=4, generator=None), fixed)
+        True
+    """
+    if isinstance(exploration, str):
+        if exploration not in EXPLORATION_NAMES:
+            raise ValueError(f"exploration must be one of {EXPLORATION_NAMES}, got {exploration!r}")
+        return partial(exploration_distribution, exploration)
+    if isinstance(exploration, torch.Tensor):
+        fixed = exploration
+
+        def given(kernel, candidates, *, noise, length, generator=None):
+            return check_probs(fixed, candidates.shape[0], candidates, "exploration")
+
+        return given
+    if not callable(exploration):
+        raise TypeError(f"exploration must be a name, a Tensor[n] or a strategy, got {type(exploration).__name__}")
+    return exploration
 
 
 def exploration_length(horizon: int, alpha: float) -> int:

@@ -12,7 +12,7 @@ import math
 
 import gpytorch
 import torch
-from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
 
 KERNEL_NAMES = ("se", "matern52", "matern32")
 
@@ -143,3 +143,19 @@ def kernel_diag(kernel: Kernel, X: torch.Tensor) -> torch.Tensor:
     """
     with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
         return kernel(X, X, diag=True).to_dense().reshape(X.shape[0])
+
+
+def kernel_name_of(kernel: Kernel) -> str | None:
+    """``"se"``, ``"matern52"`` or ``"matern32"`` for those GPyTorch kernels (also inside a ``ScaleKernel``).
+
+    Example:
+        >>> from gpytorch.kernels import MaternKernel, ScaleKernel
+        >>> kernel_name_of(ScaleKernel(MaternKernel(nu=1.5))), kernel_name_of(MaternKernel(nu=0.5))
+        ('matern32', None)
+    """
+    base = kernel.base_kernel if isinstance(kernel, ScaleKernel) else kernel
+    if isinstance(base, RBFKernel):
+        return "se"
+    if isinstance(base, MaternKernel):
+        return {2.5: "matern52", 1.5: "matern32"}.get(float(base.nu))
+    return None

@@ -52,6 +52,10 @@ class IPSEstimator(ABC):
         reward = check_real(reward, "reward")
         return self._estimate(probs, index, reward, generator)
 
+    def diagnostics(self) -> dict[str, float]:
+        """Per-round numbers worth recording (e.g. a Nyström dictionary's size); empty by default."""
+        return {}
+
     @abstractmethod
     def _estimate(
         self, probs: torch.Tensor, index: int, reward: float, generator: torch.Generator | None

@@ -99,6 +99,10 @@ class LowRankIPSEstimator(IPSEstimator):
                 stacklevel=2,
             )
 
+    def diagnostics(self) -> dict[str, float]:
+        """``rank``: ``r`` of the low-rank factor."""
+        return {"rank": float(self.factor.rank)}
+
     def _round(self, probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``G = chol(C)⁻¹Lᵀ`` (``r × n``) and ``Δ`` (``n``): ``A = c·GᵀG/(ΔΔᵀ) + diag(e/Δ)``."""
         L, e = self.factor.L, self.factor.residual

@@ -136,6 +136,10 @@ class NystromIPSEstimator(IPSEstimator):
         self.k_diag = kernel_diag(self.kernel, self.candidates)
         self.last_sample: NystromSample | None = None
 
+    def diagnostics(self) -> dict[str, float]:
+        """``dictionary_size``: ``s_t`` of the latest round's dictionary (nothing before the first round)."""
+        return {} if self.last_sample is None else {"dictionary_size": float(self.last_sample.size)}
+
     def _estimate(self, probs, index, reward, generator):
         sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)
         self.last_sample = sample

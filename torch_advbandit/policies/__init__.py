@@ -2,10 +2,11 @@
 
 from .apg_exp3 import APGExp3, newton_basis
 from .base import Policy, RandomizedPolicy
-from .exp3 import Exp3Policy, KernelExp3, KernelizedExp3
-from .gp_ucb import IGPUCB, WGPUCB, GPUCBPolicy, RestartingGPUCB, SlidingWindowGPUCB
+from .exp3 import Exp3Policy, KernelizedExp3
+from .gp_ucb import IGPUCB, WGPUCB, GPUCBPolicy
 from .random import UniformRandom
 from .rls_exp3 import RLSKernelizedExp3
+from .windowed_gp_ucb import RestartingGPUCB, SlidingWindowGPUCB
 
 __all__ = [
     "APGExp3",
@@ -13,7 +14,6 @@ __all__ = [
     "Policy",
     "RandomizedPolicy",
     "Exp3Policy",
-    "KernelExp3",
     "KernelizedExp3",
     "RLSKernelizedExp3",
     "UniformRandom",

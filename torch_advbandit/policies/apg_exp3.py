@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 from gpytorch.kernels import Kernel
@@ -104,6 +103,3 @@ class APGExp3(Exp3Policy):
     def num_features(self) -> int:
         """``D_T``, the number of Newton basis functions."""
         return self.features.shape[1]
-
-    def hyperparameters(self) -> dict[str, Any]:
-        return {**super().hyperparameters(), "admissible_error": self.admissible_error, "D": self.num_features}

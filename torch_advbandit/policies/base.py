@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from .._validation import check_candidates, check_generator, check_index, check_int, check_real
 from ..sampling import sample_from_log_probs
+from .settings import capture_settings, same_settings
 
 
 class Policy(ABC):
@@ -20,10 +22,15 @@ class Policy(ABC):
     update returns the same pending index (one draw per round). Bad input to ``update`` raises
     ``ValueError`` or ``TypeError`` and leaves the policy exactly as it was. ``state_dict()``
     captures everything, the random generator's state included, so a policy restored with
-    ``load_state_dict`` continues identically.
+    ``load_state_dict`` continues identically; a state that does not fit is refused whole.
+
+    Settings and learned state are kept apart: every constructor argument except the data
+    (``candidates``, ``kernel``) and the ``generator`` is captured once, by this class, as the
+    policy's :meth:`hyperparameters` (:mod:`~torch_advbandit.policies.settings`).
 
     Subclasses implement ``_draw`` (the pending index), ``_update`` (compute the new state,
-    assigning it only at the end) and ``_extra_state`` / ``_load_extra_state``.
+    assigning it only at the end) and ``_extra_state`` / ``_prepare_state`` (validate a saved
+    state and return the function that installs it).
 
     Example:
         >>> from torch_advbandit import UniformRandom  # every policy follows this protocol
@@ -34,6 +41,15 @@ class Policy(ABC):
         >>> policy.t
         1
     """
+
+    #: Constructor arguments of this class that are data handed down by a subclass, not settings.
+    _not_settings: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            exclude = frozenset(cls.__dict__.get("_not_settings", ()))
+            cls.__init__ = capture_settings(cls.__dict__["__init__"], exclude)
 
     def __init__(
         self,
@@ -151,33 +167,57 @@ class Policy(ABC):
         """Per-round numbers worth recording (e.g. the Nyström dictionary size); empty by default."""
         return {}
 
+    def hyperparameters(self) -> dict[str, Any]:
+        """The settings: constructor arguments with their defaults, minus candidates, kernel and generator.
+
+        Saved with every ``state_dict`` and compared on load.
+        """
+        return dict(self.__dict__.get("_settings", {"horizon": self.horizon}))
+
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue identically: round, pending draw, RNG state, algorithm state."""
+        """Everything needed to continue identically: round, pending draw, RNG state, settings, learned state."""
         return {
             "t": self.t,
             "pending": list(self._pending) if isinstance(self._pending, tuple) else self._pending,
             "generator_state": self.generator.get_state(),
             "n": self.n,
+            "hyperparameters": self.hyperparameters(),
             **self._extra_state(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a ``state_dict``; raises ``ValueError`` if it belongs to a different configuration."""
+        """Restore a ``state_dict``, all or nothing.
+
+        Every part is checked before anything is assigned, so a refused state leaves the policy
+        exactly as it was.
+
+        Raises:
+            TypeError: ``state`` is not a dict.
+            ValueError: a key is missing, or the state belongs to another configuration (other
+                ``n``, other settings) or does not fit this policy (shapes, values, generator).
+        """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict, got {type(state).__name__}")
-        missing = {"t", "pending", "generator_state", "n"} - set(state)
+        missing = {"t", "pending", "generator_state", "n", "hyperparameters"} - set(state)
         if missing:
             raise ValueError(f"state is missing keys {sorted(missing)}")
         if state["n"] != self.n:
             raise ValueError(f"state is for {state['n']} candidates, this policy has {self.n}")
+        expected = self.hyperparameters()
+        if not same_settings(state["hyperparameters"], expected):
+            saved = state["hyperparameters"]
+            raise ValueError(f"state was saved with hyperparameters {saved}, this policy has {expected}")
+        t = check_int(state["t"], "state['t']", minimum=0)
         pending = state["pending"]
         if isinstance(pending, (list, tuple)):
             pending = tuple(check_index(i, self.n, "state['pending']") for i in pending)
         elif pending is not None:
-            check_index(pending, self.n, "state['pending']")
-        self._load_extra_state(state)
-        self.generator.set_state(state["generator_state"])
-        self.t = check_int(state["t"], "state['t']", minimum=0)
+            pending = check_index(pending, self.n, "state['pending']")
+        generator_state = _checked_generator_state(state["generator_state"], self.generator)
+        install = self._prepare_state(state)
+        install()
+        self.generator.set_state(generator_state)
+        self.t = t
         self._pending = pending
 
     @abstractmethod
@@ -197,18 +237,21 @@ class Policy(ABC):
         raise ValueError(f"{type(self).__name__} does not take batch updates")
 
     def _extra_state(self) -> dict[str, Any]:
+        """The learned state beyond round, pending draw and generator (tensors are cloned)."""
         return {}
 
-    def _load_extra_state(self, state: dict[str, Any]) -> None:
-        return None
+    def _prepare_state(self, state: dict[str, Any]) -> Callable[[], None]:
+        """Validate the learned state in ``state`` and return the function that installs it.
+
+        Must not change the policy itself: :meth:`load_state_dict` installs only after every check passed.
+        """
+        return lambda: None
 
 
 class RandomizedPolicy(Policy):
     """A policy that draws ``x_t`` from an explicit distribution ``P_t`` over the candidates.
 
     Subclasses implement ``log_probabilities``; drawing is exact (Gumbel-max on ``log P_t``).
-    The scalar configuration from ``hyperparameters()`` is saved with every ``state_dict`` and
-    checked on load.
 
     Example:
         >>> from torch_advbandit import UniformRandom
@@ -226,36 +269,22 @@ class RandomizedPolicy(Policy):
         """``P_t``, ``Tensor[n]`` summing to one."""
         return self.log_probabilities().exp()
 
-    def hyperparameters(self) -> dict[str, Any]:
-        """The scalar configuration saved with, and checked against, every ``state_dict``."""
-        return {"horizon": self.horizon}
-
     def _draw(self) -> int:
         return int(sample_from_log_probs(self.log_probabilities(), self.generator).item())
 
     def _draw_batch(self, q: int) -> torch.Tensor:
         return sample_from_log_probs(self.log_probabilities(), self.generator, q)
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {"hyperparameters": self.hyperparameters()}
-
-    def _load_extra_state(self, state: dict[str, Any]) -> None:
-        check_hyperparameters(state, self.hyperparameters())
 
 
-def check_hyperparameters(state: dict[str, Any], expected: dict[str, Any]) -> None:
-    """Raise ``ValueError`` if a saved state's hyperparameters differ from this policy's.
-
-    Example:
-        >>> check_hyperparameters({"hyperparameters": {"eta": 0.1}}, {"eta": 0.1})  # equal: no error
-        >>> check_hyperparameters({"hyperparameters": {"eta": 0.2}}, {"eta": 0.1})
-        Traceback (most recent call last):
-            ...
-        ValueError: ...
-    """
-    saved = state.get("hyperparameters")
-    if saved != expected:
-        raise ValueError(f"state was saved with hyperparameters {saved}, this policy has {expected}")
+def _checked_generator_state(value: Any, generator: torch.Generator) -> torch.Tensor:
+    """``value`` if it is a state this generator accepts (tried on a scratch generator), else ``ValueError``."""
+    scratch = torch.Generator(device=generator.device)
+    try:
+        scratch.set_state(value)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"state['generator_state'] is not a state of a {generator.device} generator: {exc}") from exc
+    return value
 
 
 def state_tensor(state: dict[str, Any], key: str, like: torch.Tensor) -> torch.Tensor:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import math
-from abc import abstractmethod
+from functools import partial
 from typing import Any
 
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_candidates, check_generator, check_int, check_positive, check_unit_interval
-from ..estimators import ExactIPSEstimator, IPSEstimator, LowRankIPSEstimator
-from ..exploration import exploration_distribution, exploration_length
+from .._validation import (
+    check_candidates,
+    check_generator,
+    check_int,
+    check_positive,
+    check_probs,
+    check_unit_interval,
+)
+from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, build_estimator
+from ..exploration import ExplorationStrategy, exploration_length, exploration_strategy
 from .base import RandomizedPolicy, state_tensor
 
 
@@ -49,9 +56,11 @@ class Exp3Policy(RandomizedPolicy):
         >>> policy = Exp3Policy(X, 50, estimator=est, exploration_probs=pi, eta=0.1, alpha=0.05, beta=0.01,
         ...                     generator=torch.Generator().manual_seed(0))
         >>> policy.update(policy.select(), 0.3)
-        >>> float(policy.probabilities().sum())
+        >>> round(float(policy.probabilities().sum()), 12)
         1.0
     """
+
+    _not_settings = frozenset({"estimator", "exploration_probs"})
 
     def __init__(
         self,
@@ -74,9 +83,6 @@ class Exp3Policy(RandomizedPolicy):
         self._log_exploration = torch.log(self.exploration_probs)
         self.cumulative_reward = torch.zeros(self.n, dtype=self.candidates.dtype, device=self.candidates.device)
         self._log_probs: torch.Tensor | None = None
-
-    def hyperparameters(self) -> dict[str, Any]:
-        return {**super().hyperparameters(), "eta": self.eta, "alpha": self.alpha, "beta": self.beta}
 
     def log_probabilities(self) -> torch.Tensor:
         """``log P_t``, ``Tensor[n]`` (``-inf`` where ``P_t`` is exactly zero)."""
@@ -111,97 +117,49 @@ class Exp3Policy(RandomizedPolicy):
         self.cumulative_reward = self.cumulative_reward + optimistic
         self._log_probs = None
 
+    def diagnostics(self) -> dict[str, float]:
+        """The estimator's per-round numbers (``rank`` of a low-rank factor, Nyström ``dictionary_size``)."""
+        return self.estimator.diagnostics()
+
     def _extra_state(self) -> dict[str, Any]:
         return {
-            **super()._extra_state(),
             "cumulative_reward": self.cumulative_reward.clone(),
             "exploration_probs": self.exploration_probs.clone(),
         }
 
-    def _load_extra_state(self, state: dict[str, Any]) -> None:
-        super()._load_extra_state(state)
+    def _prepare_state(self, state: dict[str, Any]):
         cumulative = state_tensor(state, "cumulative_reward", self.cumulative_reward)
         exploration = state_tensor(state, "exploration_probs", self.exploration_probs)
-        self.cumulative_reward = cumulative
-        self.exploration_probs = exploration
-        self._log_exploration = torch.log(exploration)
-        self._log_probs = None
+        check_probs(exploration, self.n, self.candidates, "state['exploration_probs']")
+
+        def install() -> None:
+            self.cumulative_reward = cumulative
+            self.exploration_probs = exploration
+            self._log_exploration = torch.log(exploration)
+            self._log_probs = None
+
+        return install
 
 
-class KernelExp3(Exp3Policy):
-    """Shared constructor of the kernelized Exp3 policies: checks, ridge ``c = λ/T``, ``π``, estimator.
-
-    Subclasses implement ``_make_estimator(kernel, candidates, ridge)``; everything else —
-    the loop, the exploration distribution (MVR with ``N = ceil(T·α)`` points and noise ``λ`` by
-    default, seed 1 Alg. 2), the state — is common.
-
-    Example:
-        >>> from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
-        >>> issubclass(KernelizedExp3, KernelExp3) and issubclass(RLSKernelizedExp3, KernelExp3)
-        True
-    """
-
-    def __init__(
-        self,
-        candidates: torch.Tensor,
-        kernel: Kernel,
-        horizon: int,
-        *,
-        eta: float,
-        alpha: float,
-        lam: float,
-        beta: float,
-        exploration: str = "mvr",
-        generator: torch.Generator | None = None,
-    ) -> None:
-        candidates = check_candidates(candidates)
-        horizon = check_int(horizon, "horizon", minimum=1)
-        lam = check_positive(lam, "lam")
-        alpha = check_unit_interval(alpha, "alpha")
-        check_positive(eta, "eta")
-        check_positive(beta, "beta", allow_zero=True)
-        generator = check_generator(generator, candidates.device)
-        est = self._make_estimator(kernel, candidates, lam / horizon)
-        pi = exploration_distribution(
-            exploration,
-            est.kernel,
-            candidates,
-            noise=lam,
-            length=exploration_length(horizon, alpha),
-            generator=generator,
-        )
-        super().__init__(
-            candidates,
-            horizon,
-            estimator=est,
-            exploration_probs=pi,
-            eta=eta,
-            alpha=alpha,
-            beta=beta,
-            generator=generator,
-        )
-        self.lam = lam
-        self.exploration = exploration
-
-    @abstractmethod
-    def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
-        """The estimator of this algorithm on ``candidates`` with ridge ``c``."""
-
-    def hyperparameters(self) -> dict[str, Any]:
-        return {**super().hyperparameters(), "lam": self.lam, "exploration": self.exploration}
-
-
-class KernelizedExp3(KernelExp3):
-    """Kernelized Exp3 (seed 1, Alg. 1) with the exact estimator of Eq. 3.
+class KernelizedExp3(Exp3Policy):
+    """Kernelized Exp3 (seed 1, Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
 
     Regret ``Õ(sqrt(T·γ_T))`` against an adaptive adversary choosing ``f_t`` in the RKHS ball of
-    radius ``B`` (seed 1, Thm. 1). The ridge of the estimator is ``c = λ / T``; the exploration
-    distribution ``π`` defaults to MVR with ``N = ceil(T·α)`` points and noise ``λ`` (Alg. 2).
-    Per round: one Cholesky of an ``n × n`` matrix (``O(n³)``); memory ``O(n²)``. With
-    ``estimator="lowrank"`` the same estimator is computed from a pivoted-Cholesky factor of ``K``
-    of rank ``r`` (``O(n·r²)`` a round, ``O(n·r)`` memory), exact to ``n·lowrank_tolerance/c`` in
-    every entry (:class:`~torch_advbandit.estimators.LowRankIPSEstimator`); it is never chosen
-    for you — use it where ``K`` has low numerical rank (SE kernel, large ``n``).
+    radius ``B`` (seed 1, Thm. 1). The policy builds two collaborators, each given by a short name
+    or an object:
+
+    - the estimator, on the candidates with ridge ``c = λ / T``: ``"exact"`` (seed Eq. 3, one
+      Cholesky of an ``n × n`` matrix a round, ``O(n²)`` memory), ``"lowrank"`` (the same
+      estimator from a pivoted-Cholesky factor of ``K`` of rank ``r``, ``O(n·r²)`` a round, exact
+      to ``n·lowrank_tolerance/c`` in every entry; never chosen for you — use it where ``K`` has
+      low numerical rank, e.g. the SE kernel at large ``n``), ``"nystrom"`` (seed Eqs. 6–7 with a
+      fresh RLS dictionary a round; :class:`RLSKernelizedExp3` is this with Thm. 3's settings), or
+      any factory ``(kernel, candidates, ridge) -> IPSEstimator`` such as
+      ``functools.partial(NystromIPSEstimator, selector=UniformSelector(500))``;
+    - the exploration distribution ``π``: ``"mvr"`` (default: MVR with ``N = ceil(T·α)`` points and
+      noise ``λ``, Alg. 2), ``"approx_mvr"``, ``"g_optimal"``, ``"uniform"``, a fixed ``Tensor[n]``,
+      or a strategy called like :func:`~torch_advbandit.exploration.exploration_distribution`.
+
     :func:`~torch_advbandit.parameters.paper_parameters` gives the paper's ``η, α, λ, β``.
 
     Args:
@@ -212,8 +170,8 @@ class KernelizedExp3(KernelExp3):
         alpha: exploration weight ``α ∈ (0, 1]``.
         lam: regulariser ``λ > 0``.
         beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``).
-        exploration: ``"mvr"``, ``"approx_mvr"`` or ``"uniform"``.
-        estimator: ``"exact"`` (dense, seed Eq. 3) or ``"lowrank"`` (pivoted Cholesky + Woodbury).
+        exploration: a name, a ``Tensor[n]`` or a strategy (above).
+        estimator: a name or a factory (above).
         lowrank_tolerance: ``"lowrank"`` only: pivoting stops once ``max_x k(x,x) − ‖l(x)‖² ≤`` this.
         max_rank: ``"lowrank"`` only: cap on the rank (default ``min(n, 2048, 2²⁸/n)``; a ``RuntimeWarning``
             if the tolerance is not met).
@@ -228,6 +186,12 @@ class KernelizedExp3(KernelExp3):
         ...                         generator=torch.Generator().manual_seed(0))
         >>> i = policy.select()
         >>> policy.update(i, 0.3)
+        >>> from functools import partial
+        >>> from torch_advbandit.estimators import LowRankIPSEstimator
+        >>> low = KernelizedExp3(X, make_kernel("se", 1), 100, **paper_parameters("se", 100, 1),
+        ...                      estimator=partial(LowRankIPSEstimator, tolerance=1e-10), exploration="uniform")
+        >>> low.diagnostics()["rank"] < 50
+        True
     """
 
     def __init__(
@@ -240,48 +204,38 @@ class KernelizedExp3(KernelExp3):
         alpha: float,
         lam: float,
         beta: float,
-        exploration: str = "mvr",
-        estimator: str = "exact",
+        exploration: str | torch.Tensor | ExplorationStrategy = "mvr",
+        estimator: str | EstimatorFactory = "exact",
         lowrank_tolerance: float = 1e-12,
         max_rank: int | None = None,
         generator: torch.Generator | None = None,
     ) -> None:
-        if estimator not in ("exact", "lowrank"):
-            hint = (
-                "; the Nyström estimator is RLSKernelizedExp3 (seed 1, Alg. 5: its own dictionary and β)"
-                if estimator == "nystrom"
-                else ""
-            )
-            raise ValueError(f"estimator must be 'exact' or 'lowrank', got {estimator!r}{hint}")
-        self.estimator_name = estimator
-        self.lowrank_tolerance = lowrank_tolerance
-        self.max_rank = max_rank
-        super().__init__(
+        candidates = check_candidates(candidates)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        lam = check_positive(lam, "lam")
+        alpha = check_unit_interval(alpha, "alpha")
+        check_positive(eta, "eta")
+        check_positive(beta, "beta", allow_zero=True)
+        generator = check_generator(generator, candidates.device)
+        explore = exploration_strategy(exploration)
+        if estimator == "lowrank":
+            estimator = partial(LowRankIPSEstimator, tolerance=lowrank_tolerance, max_rank=max_rank)
+        est = build_estimator(estimator, kernel, candidates, lam / horizon)
+        pi = explore(
+            getattr(est, "kernel", kernel),
             candidates,
-            kernel,
-            horizon,
-            eta=eta,
-            alpha=alpha,
-            lam=lam,
-            beta=beta,
-            exploration=exploration,
+            noise=lam,
+            length=exploration_length(horizon, alpha),
             generator=generator,
         )
-
-    def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
-        if self.estimator_name == "lowrank":
-            return LowRankIPSEstimator(
-                kernel, candidates, ridge, tolerance=self.lowrank_tolerance, max_rank=self.max_rank
-            )
-        return ExactIPSEstimator(kernel, candidates, ridge)
-
-    def hyperparameters(self) -> dict[str, Any]:
-        if self.estimator_name == "exact":  # the key set of states saved before "lowrank" existed
-            return super().hyperparameters()
-        extra = {"estimator": "lowrank", "lowrank_tolerance": self.lowrank_tolerance, "max_rank": self.max_rank}
-        return {**super().hyperparameters(), **extra}
-
-    def diagnostics(self) -> dict[str, float]:
-        """``rank``: ``r`` of the low-rank factor (``"lowrank"`` only)."""
-        est = self.estimator
-        return {"rank": float(est.factor.rank)} if isinstance(est, LowRankIPSEstimator) else {}
+        super().__init__(
+            candidates,
+            horizon,
+            estimator=est,
+            exploration_probs=check_probs(pi, candidates.shape[0], candidates, "exploration"),
+            eta=eta,
+            alpha=alpha,
+            beta=beta,
+            generator=generator,
+        )
+        self.lam = lam

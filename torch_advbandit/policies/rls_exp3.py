@@ -1,19 +1,19 @@
-"""RLS-kernelized Exp3 (seed 1, Alg. 5): kernelized Exp3 with a fresh RLS-Nyström dictionary each round."""
+"""RLS-kernelized Exp3 (seed 1, Alg. 5): the Exp3 loop given a Nyström estimator with a fresh RLS dictionary a round."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 import torch
 from gpytorch.kernels import Kernel
 
-from ..estimators import IPSEstimator, NystromIPSEstimator
+from ..estimators import NystromIPSEstimator
 from ..kernels import DEFAULT_BLOCK_ENTRIES
 from ..nystrom import RecursiveRLSSelector
-from .exp3 import KernelExp3
+from .exp3 import KernelizedExp3
 
 
-class RLSKernelizedExp3(KernelExp3):
+class RLSKernelizedExp3(KernelizedExp3):
     """RLS-kernelized Exp3 (seed 1, Alg. 5): the loop of Alg. 1 with the Nyström estimator of Eqs. 6–7.
 
     Each round a dictionary of the probability-weighted kernel ``k̃_t = sqrt(P_t P_t')·k`` is drawn
@@ -28,14 +28,14 @@ class RLSKernelizedExp3(KernelExp3):
         candidates: ``Tensor[n, d]``.
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
         horizon: ``T ≥ 1``.
-        eta, alpha, lam, beta: as :class:`KernelizedExp3`.
         delta: ``δ ∈ (0, 1)`` of Alg. 3 (0.1 in the paper).
-        exploration: ``"mvr"``, ``"uniform"`` or ``"approx_mvr"`` (Alg. 4; with it this is Alg. 6).
         base_constant, oversampling_constant: Alg. 3's constants (192 and 16).
         block_entries: kernel entries evaluated at once (memory budget: ``8·block_entries`` bytes
             per block in float64); the round holds ``O(n·r + block_entries + s²)`` numbers, so
             ``n = 10⁶`` fits a GPU or this machine's RAM.
-        generator: ``torch.Generator`` on the candidates' device (draws and dictionaries).
+        **kwargs: ``eta``, ``alpha``, ``lam``, ``beta`` (required), ``exploration`` (``"approx_mvr"``,
+            Alg. 4, makes this Alg. 6) and ``generator`` (draws and dictionaries), as
+            :class:`KernelizedExp3`; the estimator is this class's own.
 
     Example:
         >>> from torch_advbandit import RLSKernelizedExp3
@@ -56,44 +56,15 @@ class RLSKernelizedExp3(KernelExp3):
         kernel: Kernel,
         horizon: int,
         *,
-        eta: float,
-        alpha: float,
-        lam: float,
-        beta: float,
         delta: float = 0.1,
-        exploration: str = "mvr",
         base_constant: float = 192.0,
         oversampling_constant: float = 16.0,
         block_entries: int = DEFAULT_BLOCK_ENTRIES,
-        generator: torch.Generator | None = None,
+        **kwargs,
     ) -> None:
-        self.selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant, block_entries=block_entries)
-        self.block_entries = self.selector.block_entries
-        super().__init__(
-            candidates,
-            kernel,
-            horizon,
-            eta=eta,
-            alpha=alpha,
-            lam=lam,
-            beta=beta,
-            exploration=exploration,
-            generator=generator,
-        )
-
-    def _make_estimator(self, kernel: Kernel, candidates: torch.Tensor, ridge: float) -> IPSEstimator:
-        return NystromIPSEstimator(kernel, candidates, ridge, selector=self.selector, block_entries=self.block_entries)
-
-    def diagnostics(self) -> dict[str, float]:
-        """``dictionary_size``: ``s_t`` of the latest round's dictionary."""
-        sample = self.estimator.last_sample
-        return {} if sample is None else {"dictionary_size": float(sample.size)}
-
-    def hyperparameters(self) -> dict[str, Any]:
-        sel = self.selector
-        return {
-            **super().hyperparameters(),
-            "delta": sel.delta,
-            "base_constant": sel.base_constant,
-            "oversampling_constant": sel.oversampling_constant,
-        }
+        if "estimator" in kwargs:
+            raise TypeError("RLSKernelizedExp3 builds its own Nyström estimator; pass estimator= to KernelizedExp3")
+        selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant, block_entries=block_entries)
+        estimator = partial(NystromIPSEstimator, selector=selector, block_entries=selector.block_entries)
+        super().__init__(candidates, kernel, horizon, estimator=estimator, **kwargs)
+        self.selector = selector
