@@ -37,10 +37,10 @@ from pathlib import Path
 
 import torch
 
+from torch_advbandit.center_selection import FixedSelector, NystromSample
 from torch_advbandit.estimators import ExactIPSEstimator, LowRankIPSEstimator, NystromIPSEstimator
 from torch_advbandit.experiments.runner import machine_info
 from torch_advbandit.kernels import kernel_matrix, make_kernel
-from torch_advbandit.nystrom import FixedSelector, NystromSample
 from torch_advbandit.parameters import paper_parameters
 
 KERNELS = ("se", "matern52", "matern32")

@@ -21,13 +21,13 @@ from torch_advbandit import (
     UniformRandom,
 )
 from torch_advbandit.acquisition import discounted_ucb
+from torch_advbandit.center_selection import recursive_rls_nystrom
 from torch_advbandit.domains import discretize
 from torch_advbandit.environments import abrupt_environment
 from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate
 from torch_advbandit.experiments import TrialConfig, run_sweep
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import discounted_gp
-from torch_advbandit.nystrom import recursive_rls_nystrom
 
 DT = torch.float64
 X = torch.linspace(0, 1, 12, dtype=DT).unsqueeze(-1)

@@ -17,6 +17,7 @@ import torch
 from conftest import DT
 from test_reproducibility import FACTORIES
 
+from torch_advbandit.center_selection import LandmarkSelector, NystromSample, UniformSelector, recursive_rls_nystrom
 from torch_advbandit.environments import LowerBoundEnvironment, abrupt_environment, slowly_varying_environment
 from torch_advbandit.estimators import nystrom_ips_estimate
 from torch_advbandit.experiments import TrialConfig, build_environment, run_trial
@@ -24,7 +25,6 @@ from torch_advbandit.experiments.drift import DRIFT_POLICY_LABELS, DriftTrialCon
 from torch_advbandit.experiments.settings import POLICIES
 from torch_advbandit.exploration import EXPLORATION_NAMES, exploration_distribution
 from torch_advbandit.kernels import make_kernel
-from torch_advbandit.nystrom import LandmarkSelector, NystromSample, UniformSelector, recursive_rls_nystrom
 
 ROUNDS = 12
 

@@ -91,8 +91,8 @@ def test_tf32_float32_keeps_the_documented_accuracy(estimator):
     """docs/performance.rst: with TF32 matmuls errors grow like ``u/c`` (``u = 2⁻¹¹``); at ``c = 0.1``
     ``f̂`` stays within ``5·10⁻²`` of its maximum and the width within ``5·10⁻²`` relative
     (``10·u/c ≈ 4.9·10⁻²``)."""
+    from torch_advbandit.center_selection import FixedSelector, NystromSample
     from torch_advbandit.estimators import LowRankIPSEstimator, NystromIPSEstimator
-    from torch_advbandit.nystrom import FixedSelector, NystromSample
 
     n, c = 500, 1e-1
     X = grid(n)

@@ -76,9 +76,9 @@ def test_approx_mvr_equals_mvr_while_the_dictionary_is_everything():
 
 
 def test_nystrom_posterior_variance_with_full_dictionary_is_exact():
+    from torch_advbandit.center_selection import NystromSample
     from torch_advbandit.exploration import _nystrom_posterior_variance
     from torch_advbandit.kernels import kernel_diag
-    from torch_advbandit.nystrom import NystromSample
 
     X = torch.rand(60, 2, generator=torch.Generator().manual_seed(1), dtype=DT)
     k = make_kernel("se", 2)
@@ -92,7 +92,7 @@ def test_nystrom_posterior_variance_with_full_dictionary_is_exact():
 @pytest.mark.parametrize("name", ["se", "matern32"])
 def test_approx_mvr_max_variance_within_constant_factor_of_exact_mvr(name):
     """Small constants so the Nyström steps run and compress (base case 5·log 10 ≈ 11.5 points)."""
-    from torch_advbandit.nystrom import RecursiveRLSSelector
+    from torch_advbandit.center_selection import RecursiveRLSSelector
 
     X = grid(300)
     lam, N = 0.1, 80

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
+from torch_advbandit.center_selection import NystromSample
 from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
 from torch_advbandit.kernels import kernel_diag, make_kernel
 from torch_advbandit.models import discounted_gp
-from torch_advbandit.nystrom import NystromSample
 from torch_advbandit.sampling import exponential_race, fine_uniform
 
 B = 2.0

@@ -4,7 +4,20 @@ Policies (``KernelizedExp3``, ``UniformRandom``, …) share one protocol: ``sele
 ``update(index, reward)``; see ``docs/API.md``.
 """
 
-from . import acquisition, confidence, designs, domains, estimators, exploration, kernels, models, nystrom, parameters
+import sys as _sys
+
+from . import (
+    acquisition,
+    center_selection,
+    confidence,
+    designs,
+    domains,
+    estimators,
+    exploration,
+    kernels,
+    models,
+    parameters,
+)
 from .policies import (
     IGPUCB,
     WGPUCB,
@@ -18,6 +31,11 @@ from .policies import (
 
 __version__ = "0.1.0"
 
+#: Deprecated alias: landmark (Nyström centre) selection lives in :mod:`torch_advbandit.center_selection`;
+#: ``torch_advbandit.nystrom`` and ``from torch_advbandit.nystrom import ...`` keep working.
+nystrom = center_selection
+_sys.modules[f"{__name__}.nystrom"] = center_selection
+
 __all__ = [
     "APGExp3",
     "IGPUCB",
@@ -25,6 +43,7 @@ __all__ = [
     "SlidingWindowGPUCB",
     "WGPUCB",
     "acquisition",
+    "center_selection",
     "confidence",
     "domains",
     "models",

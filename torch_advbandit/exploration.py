@@ -14,7 +14,7 @@ from ._validation import check_candidates, check_generator, check_int, check_pos
 from .designs import g_optimal_design
 from .kernels import kernel_columns, kernel_diag, prepare_kernel
 from .linalg import greedy_posterior_columns, symmetric_pinv_sqrt
-from .nystrom import RecursiveRLSSelector
+from .center_selection import RecursiveRLSSelector
 
 EXPLORATION_NAMES = ("mvr", "approx_mvr", "g_optimal", "uniform")
 

@@ -7,9 +7,9 @@ from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from .._validation import check_candidates, check_int, check_positive
+from ..center_selection import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
 from ..linalg import pivoted_cholesky, symmetric_pinv_sqrt
-from ..nystrom import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
 from .base import IPSEstimator
 
 
@@ -37,7 +37,7 @@ def nystrom_features(
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
-        >>> from torch_advbandit.nystrom import NystromSample
+        >>> from torch_advbandit.center_selection import NystromSample
         >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
         >>> P = torch.full((100,), 0.01, dtype=torch.float64)
         >>> S = NystromSample(torch.arange(0, 100, 5), torch.ones(20, dtype=torch.float64))
@@ -105,8 +105,8 @@ class NystromIPSEstimator(IPSEstimator):
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
         candidates: ``Tensor[n, d]``.
         ridge: ``c = λ / T``.
-        selector: a :class:`~torch_advbandit.nystrom.LandmarkSelector`; default
-            :class:`~torch_advbandit.nystrom.RecursiveRLSSelector` with ``δ = 0.1``.
+        selector: a :class:`~torch_advbandit.center_selection.LandmarkSelector`; default
+            :class:`~torch_advbandit.center_selection.RecursiveRLSSelector` with ``δ = 0.1``.
 
     Attributes:
         last_sample: the dictionary drawn in the latest round (for diagnostics).
@@ -189,14 +189,14 @@ def nystrom_ips_estimate(
         index: the drawn candidate ``x_t``.
         reward: ``y_t``.
         ridge: ``c`` (``λ / T``).
-        sample: the :class:`~torch_advbandit.nystrom.NystromSample`.
+        sample: the :class:`~torch_advbandit.center_selection.NystromSample`.
 
     Returns:
         ``(f_hat, width)``, both ``Tensor[n]``.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
-        >>> from torch_advbandit.nystrom import NystromSample
+        >>> from torch_advbandit.center_selection import NystromSample
         >>> X = torch.rand(20, 1, dtype=torch.float64)
         >>> P = torch.full((20,), 0.05, dtype=torch.float64)
         >>> full = NystromSample(torch.arange(20), torch.ones(20, dtype=torch.float64))

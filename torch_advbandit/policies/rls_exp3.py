@@ -7,9 +7,9 @@ from functools import partial
 import torch
 from gpytorch.kernels import Kernel
 
+from ..center_selection import RecursiveRLSSelector
 from ..estimators import NystromIPSEstimator
 from ..kernels import DEFAULT_BLOCK_ENTRIES
-from ..nystrom import RecursiveRLSSelector
 from .exp3 import KernelizedExp3
 
 

@@ -1,4 +1,4 @@
-"""Nyström dictionaries by recursive ridge-leverage-score sampling (seed 1, Alg. 3; Musco & Musco 2017).
+"""Landmark (Nyström centre) selection: recursive ridge-leverage-score sampling (seed 1, Alg. 3; Musco & Musco 2017).
 
 Everything here reads the kernel only through column blocks and the diagonal: memory
 ``O(n·s)``, never an ``n × n`` matrix.

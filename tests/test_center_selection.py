@@ -8,15 +8,15 @@ import torch
 from conftest import DT, grid, oracle_kernel
 
 from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
-from torch_advbandit.estimators import NystromIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
-from torch_advbandit.kernels import make_kernel
-from torch_advbandit.nystrom import (
+from torch_advbandit.center_selection import (
     NystromSample,
     RecursiveRLSSelector,
     UniformSelector,
     approximate_leverage_scores,
     recursive_rls_nystrom,
 )
+from torch_advbandit.estimators import NystromIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
+from torch_advbandit.kernels import make_kernel
 from torch_advbandit.parameters import paper_parameters
 
 
