@@ -16,7 +16,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
 from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
-from .linalg import pivoted_cholesky
+from .linalg import capacitance_solve, low_rank_plus_diagonal, pivoted_cholesky
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,8 @@ def approximate_leverage_scores(
     if low_rank is not None:  # B ⪯ LLᵀ + τI: (B + cI)⁻¹ ⪰ (LLᵀ + c'I)⁻¹, c' = c + trace(B − LLᵀ)
         _, Lb, residual = low_rank
         shifted = ridge + float(residual.sum())
-        G = Lb.mT @ Lb
-        G.diagonal().add_(shifted)
-        whiten = torch.linalg.solve_triangular(psd_safe_cholesky(G), Lb.mT, upper=False)  # r × s
+        op = low_rank_plus_diagonal(Lb, shifted)  # LLᵀ + c'I; whiten = chol(LᵀL + c'I)⁻¹Lᵀ
+        whiten = capacitance_solve(op, Lb.mT).mul_(shifted**-0.5)  # r × s
     elif rows.numel() >= 4 * sample.size and tau > 0:  # many points, small dictionary: eigenbasis cut
         evals, evecs = torch.linalg.eigh(B)
         keep = evals > eigen_tolerance * ridge

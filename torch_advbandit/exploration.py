@@ -8,13 +8,13 @@ from functools import partial
 
 import torch
 from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
-from .designs import g_optimal_design
-from .kernels import kernel_columns, kernel_diag, prepare_kernel
-from .linalg import greedy_posterior_columns, symmetric_pinv_sqrt
 from .center_selection import RecursiveRLSSelector
+from .designs import g_optimal_design
+from .embedding import nystrom_embedding
+from .kernels import kernel_diag, prepare_kernel
+from .linalg import capacitance_solve, greedy_posterior_columns, low_rank_plus_diagonal
 
 EXPLORATION_NAMES = ("mvr", "approx_mvr", "g_optimal", "uniform")
 
@@ -112,15 +112,9 @@ def approx_mvr_sequence(
 
 def _nystrom_posterior_variance(kernel, candidates, k_diag, chosen, sample, noise) -> torch.Tensor:
     """``σ̃²(x)`` of Alg. 4 for every candidate, ``Tensor[n]``."""
-    landmarks = chosen[sample.indices]
-    K_xs = kernel_columns(kernel, candidates, landmarks) * sample.weights  # n × s
-    R = symmetric_pinv_sqrt(K_xs[landmarks] * sample.weights.unsqueeze(-1))
-    z = K_xs @ R  # n × r
-    Z = z[chosen]
-    C = Z.mT @ Z
-    C.diagonal().add_(noise)
-    Q = torch.linalg.solve_triangular(psd_safe_cholesky(C), z.mT, upper=False)
-    return (k_diag - z.square().sum(-1)).clamp_min(0.0) + noise * Q.square().sum(-2)
+    z = nystrom_embedding(kernel, candidates, candidates[chosen[sample.indices]])  # n × r
+    op = low_rank_plus_diagonal(z[chosen], noise)  # Z Zᵀ + λI; λ·z(ZᵀZ + λI)⁻¹z = ‖R⁻¹z‖², R Rᵀ = I + ZᵀZ/λ
+    return (k_diag - z.square().sum(-1)).clamp_min(0.0) + capacitance_solve(op, z.mT).square().sum(-2)
 
 
 def exploration_distribution(

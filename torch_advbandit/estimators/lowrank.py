@@ -6,11 +6,10 @@ import warnings
 
 import torch
 from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from .._validation import check_candidates, check_int, check_positive
 from ..kernels import kernel_diag, prepare_kernel
-from ..linalg import LowRankKernelFactor
+from ..linalg import LowRankKernelFactor, capacitance_solve, low_rank_plus_diagonal
 from .base import IPSEstimator
 
 #: Default caps on the factor: rank 2048 (beyond it — Matérn kernels on large sets — the low-rank
@@ -107,11 +106,8 @@ class LowRankIPSEstimator(IPSEstimator):
         """``G = chol(C)⁻¹Lᵀ`` (``r × n``) and ``Δ`` (``n``): ``A = c·GᵀG/(ΔΔᵀ) + diag(e/Δ)``."""
         L, e = self.factor.L, self.factor.residual
         delta = probs * e + self.ridge
-        weighted = L * (probs / delta).sqrt().unsqueeze(-1)
-        C = weighted.mT @ weighted
-        C.diagonal().add_(1.0)
-        G = torch.linalg.solve_triangular(psd_safe_cholesky(C), L.mT, upper=False)
-        return G, delta
+        op = low_rank_plus_diagonal(L * probs.sqrt().unsqueeze(-1), delta)  # K̃_r + cI = D^½LLᵀD^½ + diag(Δ)
+        return capacitance_solve(op, L.mT), delta
 
     def _width(self, G: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
         diag = G.square().sum(-2).mul_(self.ridge).div_(delta.square()).add_(self.factor.residual / delta)

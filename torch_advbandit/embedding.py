@@ -1,0 +1,113 @@
+"""The Nyström embedding ``ϕ(x) = [(SᵀKS)^{1/2}]⁺ Sᵀk(x)`` (seed 1, Eq. 6), built in one place.
+
+Used by the Nyström estimator (:mod:`~torch_advbandit.estimators.nystrom`) and by approximate MVR
+(:func:`~torch_advbandit.exploration.approx_mvr_sequence`). Positive weights on the dictionary do
+not change the span of its features, so the embedding is computed from the *unweighted* kernel
+matrix of the dictionary points: the same inner products, and accurate when the weights span
+hundreds of orders of magnitude.
+"""
+
+from __future__ import annotations
+
+import torch
+from gpytorch.kernels import Kernel
+
+from .center_selection import NystromSample
+from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_matrix
+from .linalg import pivoted_cholesky, symmetric_pinv_sqrt
+
+
+def nystrom_embedding(
+    kernel: Kernel, candidates: torch.Tensor, landmarks: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES
+) -> torch.Tensor:
+    """``ϕ(x)`` for every candidate, ``Tensor[n, r]``: ``ϕ(x)ᵀϕ(x') = k_S(x)ᵀK_SS⁺k_S(x')``, the inner
+    product of the projections of ``ψ(x)``, ``ψ(x')`` onto the span of the landmarks' features.
+
+    ``landmarks`` (``Tensor[s, d]``) are the dictionary points; the basis comes from
+    :func:`dictionary_basis` (``r`` pivots for smooth kernels, ``r ≤ s``). Rows are computed in
+    blocks of ``block_entries`` kernel entries: besides the result the memory is one kernel block
+    and the ``s × s`` dictionary matrix.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
+        >>> phi = nystrom_embedding(make_kernel("se", 1), X, X[::5])
+        >>> phi.shape[0], phi.shape[1] <= 20
+        (100, True)
+    """
+    S, R = dictionary_basis(kernel, landmarks, block_entries=block_entries)
+    n = candidates.shape[0]
+    out = torch.empty(n, R.shape[-1], dtype=candidates.dtype, device=candidates.device)
+    step = max(1, block_entries // max(1, S.shape[0]))
+    for start in range(0, n, step):
+        out[start : start + step] = kernel_matrix(kernel, candidates[start : start + step], S) @ R
+    return out
+
+
+def nystrom_features(
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    probs: torch.Tensor,
+    sample: NystromSample,
+    *,
+    block_entries: int = DEFAULT_BLOCK_ENTRIES,
+) -> torch.Tensor:
+    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` (seed 1, Eq. 6), up to a rotation.
+
+    ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``, so
+    ``ϕ(x)ᵀϕ(x') = k_S(x)ᵀ E(E K_SS E)⁺E k_S(x')`` with ``E = diag(w·sqrt(P_S))``: the inner product
+    of the projections of ``ψ(x)``, ``ψ(x')`` onto the span of the dictionary's features. A positive
+    scaling ``E`` does not change that span, so the same inner products come from the *unweighted*
+    ``K_SS`` of the dictionary points with ``P > 0``: ``ϕ(x) = [K_SS^{1/2}]⁺ k_S(x)``. Every later
+    formula uses ``ϕ`` only through inner products, so this is Eq. 6 exactly, and it stays accurate
+    when ``P`` spans hundreds of orders of magnitude (the weighted form would drop, as numerically
+    zero eigenvalues, the directions of the tiny weights). The basis comes from
+    :func:`dictionary_basis` (``r`` pivots for smooth kernels). Rows are computed in blocks of
+    ``block_entries`` kernel entries: besides the result (``n × r``) the memory is one kernel block
+    and the ``s × s`` dictionary matrix.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 100, dtype=torch.float64).unsqueeze(-1)
+        >>> P = torch.full((100,), 0.01, dtype=torch.float64)
+        >>> S = NystromSample(torch.arange(0, 100, 5), torch.ones(20, dtype=torch.float64))
+        >>> phi = nystrom_features(make_kernel("se", 1), X, P, S)
+        >>> phi.shape[0], phi.shape[1] <= 20
+        (100, True)
+    """
+    idx = sample.indices[probs[sample.indices] > 0]  # zero-weight points span nothing in K̃
+    return nystrom_embedding(kernel, candidates, candidates[idx], block_entries=block_entries)
+
+
+def dictionary_basis(
+    kernel: Kernel, S: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES, max_pivots: int = 256
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(S_J, R)`` with ``ϕ(x) = Rᵀk(S_J, x)`` spanning the dictionary's features to rounding.
+
+    Pivoted Cholesky of ``K_SS`` stops once every dictionary feature is within ``s·ε·max k(x,x)``
+    (squared) of the span of the pivots ``J`` — the numerical rank, ``r ≪ s`` for smooth kernels —
+    and then ``ϕ(x) = L_JJ⁻¹k_J(x)`` reads only ``r`` kernel columns per point. If ``max_pivots``
+    pivots do not reach that tolerance (rough kernels) it falls back to the eigendecomposition
+    ``R = U Λ^{-1/2}`` of ``K_SS`` over all ``S`` (:func:`~torch_advbandit.linalg.symmetric_pinv_sqrt`,
+    same eigenvalue cut). Both give the pseudo-inverse projection of seed Eq. 6 at float64's
+    numerical rank.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> S = torch.linspace(0, 1, 500, dtype=torch.float64).unsqueeze(-1)
+        >>> S_J, R = dictionary_basis(make_kernel("se", 1), S)
+        >>> S_J.shape[0] < 30, R.shape[0] == R.shape[1]
+        (True, True)
+    """
+    s = S.shape[0]
+    if s == 0:
+        return S, S.new_zeros(0, 0)
+    K_SS = kernel_matrix(kernel, S, block_entries=block_entries)
+    tol = s * torch.finfo(S.dtype).eps * float(K_SS.diagonal().max())
+    factor = pivoted_cholesky(K_SS, tol, min(s, max_pivots))
+    if factor is not None:
+        pivots, L, _ = factor
+        L_JJ = L[pivots]  # lower triangular: row k of the Newton basis vanishes after pivot k
+        R = torch.linalg.solve_triangular(L_JJ, torch.eye(L_JJ.shape[0], dtype=S.dtype, device=S.device), upper=False)
+        return S[pivots], R.mT
+    return S, symmetric_pinv_sqrt(K_SS)
