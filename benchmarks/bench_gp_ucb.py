@@ -1,9 +1,9 @@
-"""Non-stationary GP-UCB (seed 2): per-round time at t = T against the dense floor.
+"""Non-stationary GP-UCB ([Deng2022]): per-round time at t = T against the dense floor.
 
 Usage: python benchmarks/bench_gp_ucb.py [--t 500] [--n 100] [--repeats 5]
 
 Each policy is restored (``load_state_dict``) to a history of ``t − 1`` observations on the
-100-point grid of seed 2, Sec. 6 (SE, ℓ = 0.2), and one round (``select`` + ``update``) is timed
+100-point grid of [Deng2022], Sec. 6 (SE, ℓ = 0.2), and one round (``select`` + ``update``) is timed
 (median of ``--repeats``). The floor is one ``t × t`` float64 Cholesky plus one triangular solve
 with ``n`` right-hand sides, timed in the same run: the linear algebra any exact GP posterior over
 the candidates needs. A round rebuilds the BoTorch model (every noise changes for WGP-UCB), so it

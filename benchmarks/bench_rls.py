@@ -1,4 +1,4 @@
-"""RLS-kernelized Exp3 (seed 1, Alg. 5): per-round time and dictionary size against exact kernelized Exp3.
+"""RLS-kernelized Exp3 ([Iwazaki2026], Alg. 5): per-round time and dictionary size against exact kernelized Exp3.
 
 Usage: python benchmarks/bench_rls.py [--rounds 3] [--sizes 1000 10000 100000] [--skip-exact]
 

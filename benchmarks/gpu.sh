@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GPU checks and benchmarks in one script (issue 8): run it whenever a session is lent a GPU
-# machine, and copy its output into benchmarks/RESULTS.md. Budget: under 8 minutes on an H200.
+# GPU checks and benchmarks in one script: run it on a machine with a CUDA GPU and copy its
+# output into benchmarks/RESULTS.md. Budget: under 8 minutes on an H200.
 #
 #   bash benchmarks/gpu.sh            # writes gpu-results.md (or $OUT/gpu-results.md when $OUT is set)
 #   GPU_SH_DRY_RUN=1 bash benchmarks/gpu.sh   # the same steps on the CPU with small sizes (~2 min):

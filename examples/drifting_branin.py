@@ -3,7 +3,7 @@
     python examples/drifting_branin.py [--rounds 150] [--seeds 3] [--out results/drifting_branin]
 
 The objective at round ``t`` is BoTorch's negated Branin, shifted along ``x₁`` by ``s_t``, which
-jumps from 0 to 4 at ``T/3`` and to −4 at ``2T/3`` (an abruptly changing environment as in seed 2,
+jumps from 0 to 4 at ``T/3`` and to −4 at ``2T/3`` (an abruptly changing environment as in [Deng2022],
 Sec. 6), scaled to unit range: ``f_t(x) = −(Branin(x₁ − s_t, x₂) − 10)/50``,
 observed with Gaussian noise 0.05. Both loops are the usual BoTorch shape — model → acquisition →
 ``optimize_acqf_discrete`` over a 32 × 32 grid of the box (``torch_advbandit.domains.discretize``)

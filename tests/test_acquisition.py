@@ -1,4 +1,4 @@
-"""Issue 6: the BoTorch face (sampling strategy, acquisitions), continuous domains, batch draws."""
+"""The BoTorch face (sampling strategy, acquisitions), continuous domains, batch draws."""
 
 import math
 from functools import partial

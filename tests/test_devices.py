@@ -1,4 +1,4 @@
-"""Every policy gives the CPU's results on the device, up to rounding (issue 8).
+"""Every policy gives the CPU's results on the device, up to rounding.
 
 The device run and a CPU reference play the same candidates and rewards: at each round both
 policies' per-candidate state (``P_t`` for the Exp3 family, the UCB scores ``μ_t + β_t σ_t`` for
@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 from conftest import DT
-from test_reproducibility import FACTORIES
+from policy_factories import FACTORIES
 
 from torch_advbandit.center_selection import LandmarkSelector, NystromSample, UniformSelector, recursive_rls_nystrom
 from torch_advbandit.environments import LowerBoundEnvironment, abrupt_environment, slowly_varying_environment
@@ -68,7 +68,7 @@ def fingerprint(policy):
 
 def build(name, device, n):
     X = torch.linspace(0, 1, n, dtype=DT, device=device).unsqueeze(-1)
-    return FACTORIES[name](X, make_kernel("matern52", 1), torch.Generator(device=device).manual_seed(0))
+    return FACTORIES[name](X, make_kernel("matern52", 1), torch.Generator(device=device).manual_seed(0), 40)
 
 
 @pytest.mark.parametrize("name", list(FACTORIES))

@@ -1,4 +1,4 @@
-"""Faults in sweeps (issue 9): killed workers, raising trials, a full disk, damaged record files.
+"""Faults in sweeps: killed workers, raising trials, a full disk, damaged record files.
 
 In every case the sweep reports the fault, keeps each finished trial, and a re-run completes only
 what is missing.

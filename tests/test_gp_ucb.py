@@ -1,4 +1,4 @@
-"""Issue 5: the discounted GP on BoTorch, the four non-stationary GP-UCB policies, the drift environments."""
+"""The discounted GP on BoTorch, the four non-stationary GP-UCB policies, the drift environments."""
 
 import math
 
@@ -19,7 +19,7 @@ from torch_advbandit.parameters import nonstationary_discount, nonstationary_mem
 
 
 def weighted_posterior(Xtr, Ytr, Xte, ages, discount, lam, ell=0.3):
-    """Seed 2, Eqs. 3–4 evaluated directly with W = diag(sqrt w), w_s = η^{age_s} (weights normalised by w_t)."""
+    """[Deng2022], Eqs. 3–4 evaluated directly with W = diag(sqrt w), w_s = η^{age_s} (weights normalised by w_t)."""
     w = torch.tensor([discount**a for a in ages.tolist()], dtype=Xtr.dtype, device=Xtr.device)
     W = torch.diag(w.sqrt())
     K = oracle_kernel("se", Xtr, Xtr, ell)

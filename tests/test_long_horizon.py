@@ -1,4 +1,4 @@
-"""Long horizons (issue 9): no overflow, no NaN, probabilities stay a distribution.
+"""Long horizons: no overflow, no NaN, probabilities stay a distribution.
 
 CI runs ``T = 2 000`` rounds per policy plus a state-injection check at ``t ≈ 10⁵`` magnitudes;
 ``TORCH_ADVBANDIT_LONG=1`` runs the full ``T = 10⁵`` (Exp3 family) and ``T = 10⁴`` (WGP-UCB) loops

@@ -1,4 +1,4 @@
-"""The low-rank exact path: pivoted Cholesky of K + the Woodbury form of seed Eq. 3."""
+"""The low-rank exact path: pivoted Cholesky of K + the Woodbury form of [Iwazaki2026] Eq. 3."""
 
 import pytest
 import torch

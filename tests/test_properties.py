@@ -1,4 +1,4 @@
-"""Property-based tests of the public API (issue 9), over random but adversarial inputs.
+"""Property-based tests of the public API, over random but adversarial inputs.
 
 Candidate sets of 1 to 200 points in 1 to 6 dimensions, with exact and near duplicates; the three
 kernel families at random lengthscales; sampling distributions from uniform to extreme skew with

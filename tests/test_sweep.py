@@ -1,4 +1,4 @@
-"""The resumable sweep (issue 4): grids as data, worker backends, kill-and-resume, Ray, growth fits."""
+"""The resumable sweep: grids as data, worker backends, kill-and-resume, Ray, growth fits."""
 
 import os
 import signal

@@ -1,7 +1,7 @@
 """torch_advbandit: adversarial and non-stationary kernelized bandits for PyTorch / BoTorch.
 
 Policies (``KernelizedExp3``, ``UniformRandom``, …) share one protocol: ``select()`` →
-``update(index, reward)``; see ``docs/API.md``.
+``update(index, reward)``; see ``docs/public_api.rst``.
 """
 
 import sys as _sys

@@ -164,7 +164,7 @@ def discounted_ucb(
     delta: float = 0.1,
     horizon: int | None = None,
 ) -> UpperConfidenceBound:
-    """WGP-UCB's acquisition for a BoTorch loop that owns its data (seed 2, Alg. 1).
+    """WGP-UCB's acquisition for a BoTorch loop that owns its data ([Deng2022], Alg. 1).
 
     Builds :func:`~torch_advbandit.models.discounted_gp` on ``train_X``, ``train_Y`` (rows in
     observation order, newest last) and returns BoTorch's ``UpperConfidenceBound`` with

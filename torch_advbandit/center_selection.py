@@ -1,4 +1,4 @@
-"""Landmark (Nyström centre) selection: recursive ridge-leverage-score sampling (seed 1, Alg. 3; Musco & Musco 2017).
+"""Landmark (Nyström centre) selection: recursive ridge-leverage-score sampling ([Iwazaki2026], Alg. 3; [Musco2017]).
 
 Everything here reads the kernel only through column blocks and the diagonal: memory
 ``O(n·s)``, never an ``n × n`` matrix.
@@ -71,7 +71,7 @@ def approximate_leverage_scores(
 
     With ``eigen_tolerance > 0``, ``B = W K̃_{S,S} W`` is replaced by a rank-``r`` stand-in that can
     only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` — a
-    fraction ``eigen_tolerance`` of the largest value a score can take — so Musco & Musco's
+    fraction ``eigen_tolerance`` of the largest value a score can take — so [Musco2017]'s
     guarantee holds (over-estimates only enlarge the expected dictionary, here by at most
     ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total):
 
@@ -169,9 +169,9 @@ class LandmarkSelector(ABC):
 
 @dataclass(frozen=True)
 class RecursiveRLSSelector(LandmarkSelector):
-    """Recursive ridge-leverage-score sampling, theory version (seed 1, Alg. 3; Musco & Musco Alg. 2).
+    """Recursive ridge-leverage-score sampling, theory version ([Iwazaki2026], Alg. 3; [Musco2017] Alg. 2).
 
-    Target (seed 1, Eq. 30; Musco–Musco Thm. 3): ``K̃ − K̃_S ⪯ c·I`` with probability
+    Target ([Iwazaki2026], Eq. 30; [Musco2017] Thm. 3): ``K̃ − K̃_S ⪯ c·I`` with probability
     ``≥ 1 − 3δ``, where ``K̃_S = K̃S(SᵀK̃S)⁺SᵀK̃``; expected size ``O(d_eff(c)·log(d_eff/δ))``.
 
     Attributes:
@@ -294,7 +294,7 @@ def recursive_rls_nystrom(
     base_constant: float = 192.0,
     oversampling_constant: float = 16.0,
 ) -> NystromSample:
-    """Recursive RLS-Nyström dictionary of the (weighted) kernel (seed 1, Alg. 3).
+    """Recursive RLS-Nyström dictionary of the (weighted) kernel ([Iwazaki2026], Alg. 3).
 
     With ``probs`` it samples for ``k̃(x, x') = sqrt(p(x)p(x'))·k(x, x')`` (RLS-kernelized Exp3,
     Alg. 5); without, for ``k`` itself. See :class:`RecursiveRLSSelector` for the guarantee and

@@ -19,7 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser(
         "run",
-        help="run policies against the adaptive adversary of seed 1, App. 17",
+        help="run policies against the adaptive adversary of [Iwazaki2026], App. 17",
         description="Run one setting of the paper's experiment: every (kernel, policy, seed), "
         "a results table (mean ± s.e. of the final regret, seconds per round) and regret plots.",
     )

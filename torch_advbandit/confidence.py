@@ -1,4 +1,4 @@
-"""Confidence widths ``β_t`` of the GP-UCB family, with data-dependent information gains (ALGORITHMS.md §8)."""
+"""Confidence widths ``β_t`` of the GP-UCB family, with data-dependent information gains (docs/algorithms.rst §8)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def weighted_information_gain(K: torch.Tensor, log_weights: torch.Tensor, lam: f
     """``½ log det(I + λ⁻¹ U K U)`` with ``U = diag(exp(log_weights))`` (``K``: ``t × t``).
 
     With ``log_weights = −age·log(1/η)`` this is WGP-UCB's double-weighted information gain
-    ``γ̄_t = ½ log det(I + (λ w_t²)⁻¹ W² K W²)`` (seed 2; only weight ratios enter); with zero
+    ``γ̄_t = ½ log det(I + (λ w_t²)⁻¹ W² K W²)`` ([Deng2022]; only weight ratios enter); with zero
     log-weights it is the ordinary ``½ log det(I + λ⁻¹ K)`` of IGP-UCB. Computed from a Cholesky
     factor (the matrix is ``⪰ I``).
 
@@ -66,7 +66,7 @@ def weighted_information_gain(K: torch.Tensor, log_weights: torch.Tensor, lam: f
 
 
 def wgp_beta(info_gain: float, *, lam: float, confidence: ConfidenceSettings, horizon: int | None = None) -> float:
-    """WGP-UCB's ``β_t = B + (R/√λ)·sqrt(2 log(1/δ) + 2 γ̄_t)`` (seed 2, Thm. 2).
+    """WGP-UCB's ``β_t = B + (R/√λ)·sqrt(2 log(1/δ) + 2 γ̄_t)`` ([Deng2022], Thm. 2).
 
     With ``horizon`` given, ``log(T/δ)`` replaces ``log(1/δ)`` (the published correction for a
     time-uniform bound).
@@ -81,7 +81,7 @@ def wgp_beta(info_gain: float, *, lam: float, confidence: ConfidenceSettings, ho
 
 
 def igp_beta(info_gain: float, *, confidence: ConfidenceSettings) -> float:
-    """IGP-UCB's ``β_t = B + R·sqrt(2(γ_{t−1} + 1 + ln(1/δ)))`` (Chowdhury & Gopalan 2017, Thm. 2).
+    """IGP-UCB's ``β_t = B + R·sqrt(2(γ_{t−1} + 1 + ln(1/δ)))`` ([Chowdhury2017], Thm. 2).
 
     Example:
         >>> round(igp_beta(0.5, confidence=ConfidenceSettings(1.0, 1.0, math.exp(-0.5))), 4)

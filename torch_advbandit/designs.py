@@ -1,4 +1,4 @@
-"""G-optimal experimental designs by Frank–Wolfe (seed 1, App. 16; Kiefer–Wolfowitz).
+"""G-optimal experimental designs by Frank–Wolfe ([Iwazaki2026], App. 16; Kiefer–Wolfowitz).
 
 A design ``π`` over the candidates is improved by Frank–Wolfe on the concave objective
 ``f(π) = log det(Σ_x π(x) ψ(x)ψ(x)ᵀ + cI)``: its gradient is the leverage
@@ -36,7 +36,7 @@ def frank_wolfe_design(
     Args:
         leverage: ``π ↦ w``, both ``Tensor[n]``, the gradient ``w(x) = ψ(x)ᵀG(π)⁻¹ψ(x)``.
         init: the starting design, ``Tensor[n]`` (uniform in the paper).
-        step: ``(k, w, j) ↦ γ``; default ``1/(k + 2)`` (ALGORITHMS.md §2).
+        step: ``(k, w, j) ↦ γ``; default ``1/(k + 2)`` (docs/algorithms.rst §2).
         tol: stop once ``max w − Σ π w ≤ tol · Σ π w``.
         max_iter: iteration cap (the design reached is returned either way).
 
@@ -78,7 +78,7 @@ def feature_leverage(features: torch.Tensor, pi: torch.Tensor, ridge: float = 0.
 
 
 def g_optimal_feature_design(features: torch.Tensor, *, tol: float = 1e-2, max_iter: int = 1000) -> torch.Tensor:
-    """G-optimal design over explicit features (APG-Exp3's ``π_G``, Takemori & Sato 2021).
+    """G-optimal design over explicit features (APG-Exp3's ``π_G``, [Takemori2021]).
 
     Unregularised, with the exact line search of the D-optimal problem (Fedorov–Wynn),
     ``γ = (w_max/D − 1)/(w_max − 1)``; stops when ``max_x w(x) ≤ (1 + tol)·D``. Without away
@@ -116,12 +116,12 @@ def g_optimal_design(
     tol: float = 1e-2,
     max_iter: int = 500,
 ) -> torch.Tensor:
-    """Kernel-form G-optimal exploration design (seed 1, App. 16; ALGORITHMS.md §2).
+    """Kernel-form G-optimal exploration design ([Iwazaki2026], App. 16; docs/algorithms.rst §2).
 
     ``π* ≈ argmin_π max_x ψ(x)ᵀ(Σ_y π(y)ψ(y)ψ(y)ᵀ + cI)⁻¹ψ(x)`` with ``c = λ/(Tα)``, through
     Frank–Wolfe on the regularised log-determinant (its optimum equalises the leverage on its
     support) with ``γ_k = 1/(k+2)``, started uniform, stopped at a relative duality gap ``tol``.
-    Each iteration is the kernel form of ALGORITHMS.md §1 with ``P := π``: one Cholesky,
+    Each iteration is the kernel form of docs/algorithms.rst §1 with ``P := π``: one Cholesky,
     ``O(n³)``; memory ``O(n²)``.
 
     Args:

@@ -52,11 +52,11 @@ def discretize(
     *,
     seed: int | None = None,
 ) -> Discretization:
-    """Finite candidates for the box ``bounds`` (the ε-net of seed 1, Sec. 2 remark).
+    """Finite candidates for the box ``bounds`` (the ε-net of [Iwazaki2026], Sec. 2 remark).
 
     The regret bounds hold on a finite set; on a continuous domain with a Lipschitz (or RKHS)
     objective, a grid of mesh ``ε`` adds at most ``O(ε·T)`` regret, so ``ε ≍ T^{-1/2}`` —
-    ``|X̃| = O(T^{d/2})`` points — keeps the ``Õ(sqrt(T γ_T))`` rate (seed 1, Sec. 2). Kernels here
+    ``|X̃| = O(T^{d/2})`` points — keeps the ``Õ(sqrt(T γ_T))`` rate ([Iwazaki2026], Sec. 2). Kernels here
     assume the unit cube (lengthscale ``0.3·sqrt(d)``): use ``unit`` as the candidates and
     ``points`` (or ``from_unit``) to evaluate.
 

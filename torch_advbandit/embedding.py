@@ -1,4 +1,4 @@
-"""The Nyström embedding ``ϕ(x) = [(SᵀKS)^{1/2}]⁺ Sᵀk(x)`` (seed 1, Eq. 6), built in one place.
+"""The Nyström embedding ``ϕ(x) = [(SᵀKS)^{1/2}]⁺ Sᵀk(x)`` ([Iwazaki2026], Eq. 6), built in one place.
 
 Used by the Nyström estimator (:mod:`~torch_advbandit.estimators.nystrom`) and by approximate MVR
 (:func:`~torch_advbandit.exploration.approx_mvr_sequence`). Positive weights on the dictionary do
@@ -52,7 +52,7 @@ def nystrom_features(
     *,
     block_entries: int = DEFAULT_BLOCK_ENTRIES,
 ) -> torch.Tensor:
-    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` (seed 1, Eq. 6), up to a rotation.
+    """``ϕ(x) = φ_t(x) / sqrt(P(x))`` for every candidate, ``Tensor[n, r]`` ([Iwazaki2026], Eq. 6), up to a rotation.
 
     ``φ_t(x) = [(SᵀK̃S)^{1/2}]⁺ Sᵀk̃(x)`` with ``k̃ = sqrt(P P')·k``, so
     ``ϕ(x)ᵀϕ(x') = k_S(x)ᵀ E(E K_SS E)⁺E k_S(x')`` with ``E = diag(w·sqrt(P_S))``: the inner product
@@ -89,7 +89,7 @@ def dictionary_basis(
     and then ``ϕ(x) = L_JJ⁻¹k_J(x)`` reads only ``r`` kernel columns per point. If ``max_pivots``
     pivots do not reach that tolerance (rough kernels) it falls back to the eigendecomposition
     ``R = U Λ^{-1/2}`` of ``K_SS`` over all ``S`` (:func:`~torch_advbandit.linalg.symmetric_pinv_sqrt`,
-    same eigenvalue cut). Both give the pseudo-inverse projection of seed Eq. 6 at float64's
+    same eigenvalue cut). Both give the pseudo-inverse projection of [Iwazaki2026] Eq. 6 at float64's
     numerical rank.
 
     Example:

@@ -1,4 +1,4 @@
-"""Exploration distributions ``π`` mixed into ``P_t`` by the Exp3 family (seed 1, Alg. 2, App. 16)."""
+"""Exploration distributions ``π`` mixed into ``P_t`` by the Exp3 family ([Iwazaki2026], Alg. 2, App. 16)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ EXPLORATION_NAMES = ("mvr", "approx_mvr", "g_optimal", "uniform")
 
 
 def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length: int) -> torch.Tensor:
-    """Maximum variance reduction (seed 1, Alg. 2): greedily pick the point of largest posterior variance.
+    """Maximum variance reduction ([Iwazaki2026], Alg. 2): greedily pick the point of largest posterior variance.
 
-    ``x̃_i = argmax_x σ²(x; x̃_1..x̃_{i−1}, λ)`` with the GP posterior variance of seed Eq. 1,
+    ``x̃_i = argmax_x σ²(x; x̃_1..x̃_{i−1}, λ)`` with the GP posterior variance of [Iwazaki2026] Eq. 1,
     ``σ²(x; X_i, λ) = k(x,x) − k(x,X_i)ᵀ(K(X_i,X_i) + λI)⁻¹k(x,X_i)``; ties go to the smallest
     index and repeats are allowed. Incremental: the normalised posterior-covariance columns of
     the chosen points are kept (a pivoted Cholesky of ``K(X_i, X_i) + λI``), so the cost is
@@ -43,11 +43,15 @@ def mvr_sequence(kernel: Kernel, candidates: torch.Tensor, noise: float, length:
         >>> mvr_sequence(make_kernel("se", 1), X, 1.0, 3).tolist()
         [0, 19, 9]
     """
-    candidates = check_candidates(candidates)
-    kernel = prepare_kernel(kernel, candidates)
-    noise = check_positive(noise, "noise")
-    length = check_int(length, "length", minimum=1)
+    kernel, candidates, noise, length = _sequence_inputs(kernel, candidates, noise, length)
     return greedy_posterior_columns(kernel, candidates, noise, length)[0]
+
+
+def _sequence_inputs(kernel, candidates, noise, length) -> tuple[Kernel, torch.Tensor, float, int]:
+    """The checked arguments of the MVR sequences (kernel copied to the candidates' device and dtype)."""
+    candidates = check_candidates(candidates)
+    noise, length = check_positive(noise, "noise"), check_int(length, "length", minimum=1)
+    return prepare_kernel(kernel, candidates), candidates, noise, length
 
 
 def approx_mvr_sequence(
@@ -61,7 +65,7 @@ def approx_mvr_sequence(
     base_constant: float = 192.0,
     oversampling_constant: float = 16.0,
 ) -> torch.Tensor:
-    """Approximate MVR (seed 1, Alg. 4, App. 14): MVR with Nyström posterior variances.
+    """Approximate MVR ([Iwazaki2026], Alg. 4, App. 14): MVR with Nyström posterior variances.
 
     At step ``i`` a dictionary ``S`` of the chosen points ``D = (x̃_1..x̃_{i−1})`` is drawn by
     recursive RLS sampling (Alg. 3; unweighted ``k``, ridge ``λ``), every candidate is embedded
@@ -90,10 +94,7 @@ def approx_mvr_sequence(
         >>> approx_mvr_sequence(make_kernel("se", 1), X, 1.0, 3).tolist()
         [0, 19, 9]
     """
-    candidates = check_candidates(candidates)
-    kernel = prepare_kernel(kernel, candidates)
-    noise = check_positive(noise, "noise")
-    length = check_int(length, "length", minimum=1)
+    kernel, candidates, noise, length = _sequence_inputs(kernel, candidates, noise, length)
     generator = check_generator(generator, candidates.device)
     selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant)
     exact_steps = min(length, math.floor(base_constant * math.log(1.0 / delta)) + 1)
@@ -128,13 +129,13 @@ def exploration_distribution(
 ) -> torch.Tensor:
     """The exploration distribution ``π`` over the candidates, by name.
 
-    - ``"mvr"``: the empirical distribution of :func:`mvr_sequence` (seed 1, Alg. 2):
+    - ``"mvr"``: the empirical distribution of :func:`mvr_sequence` ([Iwazaki2026], Alg. 2):
       ``π(x) = #{i : x̃_i = x} / N``.
     - ``"approx_mvr"``: the empirical distribution of :func:`approx_mvr_sequence` (Alg. 4; uses
       ``generator``).
     - ``"g_optimal"``: the kernel-form G-optimal design with ridge ``λ/N`` (= ``λ/(Tα)`` for
-      ``N = Tα``; seed 1, App. 16), by Frank–Wolfe (:func:`~torch_advbandit.designs.g_optimal_design`).
-    - ``"uniform"``: ``π(x) = 1/n`` (seed 1, App. 16).
+      ``N = Tα``; [Iwazaki2026], App. 16), by Frank–Wolfe (:func:`~torch_advbandit.designs.g_optimal_design`).
+    - ``"uniform"``: ``π(x) = 1/n`` ([Iwazaki2026], App. 16).
 
     Args:
         name: one of :data:`EXPLORATION_NAMES`.
@@ -207,7 +208,7 @@ def exploration_strategy(exploration: str | torch.Tensor | ExplorationStrategy) 
 
 
 def exploration_length(horizon: int, alpha: float) -> int:
-    """``N = ceil(T·α)``, the length of the MVR sequence used by Exp3 (seed 1, Alg. 1).
+    """``N = ceil(T·α)``, the length of the MVR sequence used by Exp3 ([Iwazaki2026], Alg. 1).
 
     Example:
         >>> exploration_length(1000, 0.05)

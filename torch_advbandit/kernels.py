@@ -32,13 +32,13 @@ def make_kernel(
     """Build the papers' kernel with fixed hyperparameters and ``k(x, x) = 1``.
 
     ``se``: ``k(x, x') = exp(-r²/2)``; ``matern52``: ``(1 + √5 r + 5r²/3) exp(-√5 r)``;
-    ``matern32``: ``(1 + √3 r) exp(-√3 r)``; ``r = ‖x − x'‖ / ℓ`` (seed 1, Sec. 2 and App. 17).
+    ``matern32``: ``(1 + √3 r) exp(-√3 r)``; ``r = ‖x − x'‖ / ℓ`` ([Iwazaki2026], Sec. 2 and App. 17).
     No output scale, so the kernel is bounded by one as the regret analysis assumes.
 
     Args:
         name: one of ``"se"``, ``"matern52"``, ``"matern32"``.
         d: input dimension (used for the default lengthscale).
-        lengthscale: ``ℓ``; default ``0.3·sqrt(d)`` (seed 1, App. 17).
+        lengthscale: ``ℓ``; default ``0.3·sqrt(d)`` ([Iwazaki2026], App. 17).
         dtype, device: where the (gradient-free) hyperparameters live; float64 by default.
 
     Returns:

@@ -1,4 +1,4 @@
-"""The weighted-kernel factorisation behind every Exp3 estimator (ALGORITHMS.md §1).
+"""The weighted-kernel factorisation behind every Exp3 estimator (docs/algorithms.rst §1).
 
 With ``D = diag(P)`` and the weighted kernel ``K̃ = D^{1/2} K D^{1/2}``,
 
@@ -45,7 +45,7 @@ def weighted_gram(K: torch.Tensor, probs: torch.Tensor, ridge: float) -> torch.T
 def symmetric_pinv_sqrt(B: torch.Tensor) -> torch.Tensor:
     """``R`` with ``R Rᵀ = B⁺`` for symmetric PSD ``B`` (``s × s``): ``R = U Λ^{+1/2}`` on kept eigenvalues.
 
-    Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of seed Eq. 6), so the
+    Eigenvalues below ``s·ε·λ_max`` are treated as zero (the pseudo-inverse of [Iwazaki2026] Eq. 6), so the
     returned ``R`` is ``s × r`` with ``r`` the numerical rank.
 
     Example:
@@ -122,9 +122,9 @@ def greedy_posterior_columns(
 
     Step ``i`` picks ``x_i = argmax_x σ²_{i−1}(x)`` (ties: smallest index) and appends the column
     ``c_i(x) = (k(x, x_i) − Σ_{j<i} c_j(x)c_j(x_i)) / sqrt(σ²_{i−1}(x_i) + noise)``, then
-    ``σ²_i = σ²_{i−1} − c_i²``. With ``noise = λ > 0`` this is MVR (seed 1, Alg. 2; repeats
+    ``σ²_i = σ²_{i−1} − c_i²``. With ``noise = λ > 0`` this is MVR ([Iwazaki2026], Alg. 2; repeats
     allowed); with ``noise = 0`` it is pivoted Cholesky of ``K``, i.e. the P-greedy Newton basis
-    ``N_i = c_i`` with power function ``P_i = sqrt(σ²_i)`` (Takemori & Sato 2021). Stops after
+    ``N_i = c_i`` with power function ``P_i = sqrt(σ²_i)`` ([Takemori2021]). Stops after
     ``max_steps`` or once ``max σ² ≤ variance_tol``. ``O(n·D²)`` time, ``O(n·D)`` memory.
 
     Returns:

@@ -1,6 +1,6 @@
 """BoTorch models for non-stationary GP bandits: the weighted GP of WGP-UCB as a ``SingleTaskGP``.
 
-The second paper's weighted GP regression (seed 2, Eqs. 3–4; ALGORITHMS.md §8) with weights
+The second paper's weighted GP regression ([Deng2022], Eqs. 3–4; docs/algorithms.rst §8) with weights
 ``w_s = η^{-s}`` is an ordinary GP posterior whose observation ``s`` has noise variance
 ``λ·η^{-(t−s)}`` at round ``t``: the noise grows with the age of the point. So it is BoTorch's
 ``SingleTaskGP`` with a fixed per-observation noise, the kernel's hyperparameters fixed, a zero
@@ -67,7 +67,7 @@ def discounted_gp(
     lam: float,
     ages: torch.Tensor | None = None,
 ) -> SingleTaskGP:
-    """The weighted GP of WGP-UCB at the latest round as a BoTorch ``SingleTaskGP`` (seed 2, Eqs. 3–4).
+    """The weighted GP of WGP-UCB at the latest round as a BoTorch ``SingleTaskGP`` ([Deng2022], Eqs. 3–4).
 
     With ``w_s = η^{-s}``, ``W = diag(sqrt w)``, ``λ_t = λ w_t``, the model's posterior is::
 

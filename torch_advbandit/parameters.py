@@ -1,4 +1,4 @@
-"""The paper's parameter choices for the Exp3 family (seed 1, Thm. 1, Thm. 3 and App. 17)."""
+"""The paper's parameter choices for the Exp3 family ([Iwazaki2026], Thm. 1, Thm. 3 and App. 17)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 from .kernels import KERNEL_NAMES
 
-#: Tuned constants ``(c3, c4, λ)`` of seed 1, App. 17, per kernel.
+#: Tuned constants ``(c3, c4, λ)`` of [Iwazaki2026], App. 17, per kernel.
 TUNED_CONSTANTS: dict[str, tuple[float, float, float]] = {
     "se": (5.0, 0.1, 1.0),
     "matern52": (10.0, 0.1, 10.0),
@@ -17,7 +17,7 @@ _NU = {"matern52": 2.5, "matern32": 1.5}
 
 
 def information_gain_bound(kernel_name: str, horizon: int, d: int) -> float:
-    """``γ̄_T``, the known growth-rate bound on the maximum information gain (seed 1, App. 17).
+    """``γ̄_T``, the known growth-rate bound on the maximum information gain ([Iwazaki2026], App. 17).
 
     SE: ``(log T)^{d+1} (log log T)^{-d}`` (needs ``T ≥ 3`` so that ``log log T > 0``);
     Matérn-ν: ``T^{d/(2ν+d)} (log T)^{(4ν+d)/(2ν+d)}``.
@@ -50,7 +50,7 @@ def paper_parameters(
     """The experiment's ``η, α, λ, β`` for kernelized Exp3 or RLS-kernelized Exp3.
 
     ``η = c3 / sqrt(T·γ̄_T)``, ``α = min(1, c4·η·γ̄_T)``, ``β = B·sqrt(λ/T)`` (kernelized Exp3,
-    seed 1 Thm. 1) or ``β = B(1 + √2)·sqrt(λ/T)`` (RLS-kernelized Exp3, Thm. 3), with the tuned
+    [Iwazaki2026] Thm. 1) or ``β = B(1 + √2)·sqrt(λ/T)`` (RLS-kernelized Exp3, Thm. 3), with the tuned
     ``(c3, c4, λ)`` of :data:`TUNED_CONSTANTS`.
 
     Returns:
@@ -78,9 +78,9 @@ def paper_parameters(
 
 
 def nonstationary_memory(kernel_name: str, horizon: int, d: int, *, variation_budget: float = 1.0) -> int:
-    """Theory-suggested window / restart period ``W = H = ⌈γ̄_T^{1/4}·(T/B_T)^{1/2}⌉`` (ALGORITHMS.md §8).
+    """Theory-suggested window / restart period ``W = H = ⌈γ̄_T^{1/4}·(T/B_T)^{1/2}⌉`` (docs/algorithms.rst §8).
 
-    The order of Zhou & Shroff (2021, Cor. 5 and Remark 1) with constant one, ``γ̄_T`` from
+    The order of [Zhou2021] (Cor. 5 and Remark 1) with constant one, ``γ̄_T`` from
     :func:`information_gain_bound` and ``B_T`` the variation budget ``Σ_t ‖f_{t+1} − f_t‖_k``;
     clipped to ``[1, T]``. The seed sets ``W``, ``H`` and the discount "order-wise by theory"
     without constants, so this is a default, not the paper's value.
@@ -99,7 +99,7 @@ def nonstationary_discount(kernel_name: str, horizon: int, d: int, *, variation_
     """A theory-order discount for WGP-UCB: ``η = 1 − 1/W`` with ``W`` from :func:`nonstationary_memory`.
 
     ``1/(1 − η)`` is the effective memory of exponential weights, so this gives WGP-UCB the same
-    memory as the sliding window and restart rivals (a default; the seed states no constant).
+    memory as the sliding window and restart rivals (a default; [Deng2022] states no constant).
 
     Example:
         >>> round(nonstationary_discount("se", 500, 1), 4)

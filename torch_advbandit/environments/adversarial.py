@@ -1,4 +1,4 @@
-"""The adaptive adversary of seed 1, App. 17, and an oblivious environment."""
+"""The adaptive adversary of [Iwazaki2026], App. 17, and an oblivious environment."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def random_rkhs_functions(
     generator: torch.Generator | None = None,
     block_entries: int = 2**24,
 ) -> torch.Tensor:
-    """The function class ``F`` of seed 1, App. 17, evaluated on the candidates.
+    """The function class ``F`` of [Iwazaki2026], App. 17, evaluated on the candidates.
 
     ``f^(i) = min(1, B / ‖f̃^(i)‖_k) · f̃^(i)``, ``f̃^(i) = Σ_{m=1}^{M} c_m k(x_m, ·)`` with
     ``x_m ~ Uniform(candidates)``, ``c_m ~ Uniform(−1, 1)`` and ``‖f̃‖_k = sqrt(cᵀ K_mm c)``.
@@ -121,7 +121,7 @@ class FunctionTableEnvironment(Environment):
 
 
 class AdaptiveAdversary(FunctionTableEnvironment):
-    """The fully adaptive adversary of seed 1, App. 17.
+    """The fully adaptive adversary of [Iwazaki2026], App. 17.
 
     Given the learner's ``P_t`` it plays the function of ``F`` that maximises the learner's
     conditional expected instantaneous regret:
@@ -145,27 +145,10 @@ class AdaptiveAdversary(FunctionTableEnvironment):
         self._maxima = functions.max(dim=-1).values
 
     @classmethod
-    def from_kernel(
-        cls,
-        kernel: Kernel,
-        candidates: torch.Tensor,
-        *,
-        num_functions: int = 1000,
-        num_centres: int = 100,
-        rkhs_bound: float = 2.0,
-        generator: torch.Generator | None = None,
-    ) -> AdaptiveAdversary:
-        """The paper's adversary: ``F`` from :func:`random_rkhs_functions`."""
-        return cls(
-            random_rkhs_functions(
-                kernel,
-                candidates,
-                num_functions=num_functions,
-                num_centres=num_centres,
-                rkhs_bound=rkhs_bound,
-                generator=generator,
-            )
-        )
+    def from_kernel(cls, kernel: Kernel, candidates: torch.Tensor, **options) -> AdaptiveAdversary:
+        """The paper's adversary: ``F`` from :func:`random_rkhs_functions` with these ``options``
+        (``num_functions``, ``num_centres``, ``rkhs_bound``, ``generator``, ``block_entries``)."""
+        return cls(random_rkhs_functions(kernel, candidates, **options))
 
     def rewards(self, t: int, probs: torch.Tensor | None) -> torch.Tensor:
         """``f_t``, ``Tensor[n]``; ``probs`` (``P_t``, ``Tensor[n]``) is required."""

@@ -1,4 +1,4 @@
-"""The lower-bound instance of seed 1, Sec. 5 (ALGORITHMS.md §9), as an environment."""
+"""The lower-bound instance of [Iwazaki2026], Sec. 5 (docs/algorithms.rst §9), as an environment."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .base import Environment
 class LowerBoundEnvironment(Environment):
     """``f_t(·) = f(·) + η̃_t·k(0, ·)`` with ``η̃_t ~ N(0, σ²)``, ``σ² = noise_scale / log T``.
 
-    A stochastic environment every algorithm here must handle (seed 1, Sec. 5): a fixed
+    A stochastic environment every algorithm here must handle ([Iwazaki2026], Sec. 5): a fixed
     ``f`` with ``‖f‖_k ≤ B/2`` (a random kernel expansion as in App. 17, capped at ``B/2``) plus a
     random multiple of the kernel section at the origin. The ``η̃_t`` of all rounds are drawn at
     construction, so the sequence is reproducible from the generator and independent of the

@@ -1,4 +1,4 @@
-"""Non-stationary environments of the second paper (seed 2, Sec. 6; ALGORITHMS.md §8)."""
+"""Non-stationary environments of the second paper ([Deng2022], Sec. 6; docs/algorithms.rst §8)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .._validation import check_generator, check_int, check_real
 from ..kernels import kernel_matrix, make_kernel, prepare_kernel
 from .base import Environment
 
-#: ``D``: 100 evenly spaced points of ``[0, 1]`` (seed 2, Sec. 6).
+#: ``D``: 100 evenly spaced points of ``[0, 1]`` ([Deng2022], Sec. 6).
 NUM_GRID_POINTS = 100
 
 
@@ -106,9 +106,9 @@ def abrupt_environment(
     noise_std: float = 0.05,
     lengthscale: float = 0.2,
 ) -> tuple[torch.Tensor, FunctionSequenceEnvironment]:
-    """Seed 2, Fig. 1(a): ``f_1`` before round 100, ``f_2`` on ``[100, 200)``, ``f_3`` after.
+    """[Deng2022], Fig. 1(a): ``f_1`` before round 100, ``f_2`` on ``[100, 200)``, ``f_3`` after.
 
-    ``switches`` default to ``(T/5, 2T/5)``, i.e. ``(100, 200)`` for the seed's ``T = 500``.
+    ``switches`` default to ``(T/5, 2T/5)``, i.e. ``(100, 200)`` for the paper's ``T = 500``.
     Returns the 100-point grid ``Tensor[100, 1]`` and the environment (SE kernel ``ℓ = 0.2``), both on
     the generator's device.
 
@@ -137,7 +137,7 @@ def slowly_varying_environment(
     noise_std: float = 0.05,
     lengthscale: float = 0.2,
 ) -> tuple[torch.Tensor, FunctionSequenceEnvironment]:
-    """Seed 2, Fig. 1(b): ``f_4 → f_5`` linearly over the first half, then ``f_5 → f_6``.
+    """[Deng2022], Fig. 1(b): ``f_4 → f_5`` linearly over the first half, then ``f_5 → f_6``.
 
     ``f_t = f_4 + (f_5 − f_4)·2t/T`` for ``t ≤ T/2``, else ``f_5 + (f_6 − f_5)(2t − T)/T``
     (rounds ``t = 1, …, T``).

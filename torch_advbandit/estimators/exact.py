@@ -1,4 +1,4 @@
-"""The exact kernelized importance-weighted estimator (seed 1, Eq. 3; ALGORITHMS.md §1)."""
+"""The exact kernelized importance-weighted estimator ([Iwazaki2026], Eq. 3; docs/algorithms.rst §1)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from .base import IPSEstimator
 class ExactIPSEstimator(IPSEstimator):
     """Kernelized Exp3's estimator and width in kernel form, ``O(n³)`` per round.
 
-    ``f̂_t(x) = ψ(x)ᵀ G_t⁻¹ ψ(x_t) · y_t = A_t[x, x_t] · y_t`` (seed 1, Eq. 3) and
+    ``f̂_t(x) = ψ(x)ᵀ G_t⁻¹ ψ(x_t) · y_t = A_t[x, x_t] · y_t`` ([Iwazaki2026], Eq. 3) and
     ``width_t(x) = ‖ψ(x)‖_{G_t⁻¹} = sqrt(A_t[x, x])`` with ``G_t = Σ_x P_t(x)ψ(x)ψ(x)ᵀ + cI``,
     computed through ``A = (1/c)[K − K D^{1/2}(K̃ + cI)⁻¹D^{1/2}K]``: one Cholesky of
-    ``K̃ + cI`` and one triangular solve per round (ALGORITHMS.md §1). The kernel matrix ``K``
+    ``K̃ + cI`` and one triangular solve per round (docs/algorithms.rst §1). The kernel matrix ``K``
     (``n × n``) is evaluated once at construction.
 
     Accuracy: entries of ``A`` carry an absolute rounding error of about ``ε·k_max/c``
@@ -70,7 +70,7 @@ def exact_ips_estimate(
     reward: float,
     ridge: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Functional form of one exact kernelized-Exp3 estimate (seed 1, Eq. 3).
+    """Functional form of one exact kernelized-Exp3 estimate ([Iwazaki2026], Eq. 3).
 
     Args:
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.

@@ -1,4 +1,4 @@
-"""The linear importance-weighted estimator of APG-Exp3 (Takemori & Sato 2021; ALGORITHMS.md §6)."""
+"""The linear importance-weighted estimator of APG-Exp3 ([Takemori2021]; docs/algorithms.rst §6)."""
 
 from __future__ import annotations
 

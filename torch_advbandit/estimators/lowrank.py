@@ -1,4 +1,4 @@
-"""Kernelized Exp3's estimator through a fixed low-rank factor of ``K`` (ALGORITHMS.md §1, Woodbury form)."""
+"""Kernelized Exp3's estimator through a fixed low-rank factor of ``K`` (docs/algorithms.rst §1, Woodbury form)."""
 
 from __future__ import annotations
 
@@ -19,20 +19,20 @@ DEFAULT_MAX_FACTOR_ENTRIES = 2**28
 
 
 class LowRankIPSEstimator(IPSEstimator):
-    """Seed 1, Eq. 3 with ``K`` replaced by ``K_r = LLᵀ + diag(e)`` from pivoted Cholesky: ``O(n·r²)`` a round.
+    """[Iwazaki2026], Eq. 3 with ``K`` replaced by ``K_r = LLᵀ + diag(e)`` from pivoted Cholesky: ``O(n·r²)`` a round.
 
     ``L`` (``n × r``) and the residual diagonal ``e(x) = k(x,x) − ‖l(x)‖²`` are computed once per
     candidate set; ``K_r`` has the exact diagonal of ``K`` and differs from it only by the
     off-diagonal part of the pivoted-Cholesky residual. With ``Δ_x = c + P(x)e(x)`` and
     ``C = I + Σ_y (P(y)/Δ_y)·l(y)l(y)ᵀ`` (``r × r``), the Woodbury identity applied to
     ``K̃_r + cI = D^{1/2}LLᵀD^{1/2} + diag(Δ)`` turns ``A = (1/c)[K_r − K_r D^{1/2}(K̃_r + cI)⁻¹D^{1/2}K_r]``
-    (ALGORITHMS.md §1) into::
+    (docs/algorithms.rst §1) into::
 
         A[x, x'] = c·l(x)ᵀC⁻¹l(x') / (Δ_x Δ_x') + [x = x']·e(x)/Δ_x
         f̂_t(x)  = y_t·A[x, x_t],      width_t(x) = sqrt(A[x, x])
 
     (for ``e = 0`` this is the Nyström form ``l(x)ᵀ(LᵀDL + cI)⁻¹l(x')``; the ``e/Δ`` term is the
-    residual-diagonal term of seed Eq. 7, here for the exact kernel).
+    residual-diagonal term of [Iwazaki2026] Eq. 7, here for the exact kernel).
 
     Accuracy against the exact estimator: ``LLᵀ ⪯ K ⪯ LLᵀ + n·diag(e)`` and ``K ↦ A(K)`` is
     operator monotone, so every entry of ``A`` — hence ``f̂_t/y_t`` and ``width_t²`` — is within

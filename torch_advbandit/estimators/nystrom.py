@@ -1,4 +1,4 @@
-"""The Nyström kernelized estimator of RLS-kernelized Exp3 (seed 1, Eqs. 6–7; ALGORITHMS.md §5).
+"""The Nyström kernelized estimator of RLS-kernelized Exp3 ([Iwazaki2026], Eqs. 6–7; docs/algorithms.rst §5).
 
 The embedding ``ϕ`` comes from :mod:`~torch_advbandit.embedding`; ``__all__`` keeps
 ``nystrom_features`` and ``dictionary_basis`` importable from here.
@@ -20,14 +20,14 @@ __all__ = ["NystromIPSEstimator", "dictionary_basis", "nystrom_features", "nystr
 
 
 class NystromIPSEstimator(IPSEstimator):
-    """RLS-kernelized Exp3's estimator: a fresh Nyström dictionary each round, then seed 1, Eqs. 6–7.
+    """RLS-kernelized Exp3's estimator: a fresh Nyström dictionary each round, then [Iwazaki2026], Eqs. 6–7.
 
     With ``ϕ(x) = φ_t(x)/sqrt(P(x))`` and ``M_t = Σ_x P(x)ϕ(x)ϕ(x)ᵀ + cI`` (= ``Σ φφᵀ + cI``)::
 
         f̃_t(x)  = y_t · ϕ(x)ᵀ M_t⁻¹ ϕ(x_t)
         σ̃_t²(x) = (k(x,x) − ‖ϕ(x)‖²)/c + ϕ(x)ᵀ M_t⁻¹ ϕ(x)
 
-    which are seed Eqs. 6–7 with the ``1/sqrt(P)`` factors cancelled. Cost ``O(n·s² + s³)`` per
+    which are [Iwazaki2026] Eqs. 6–7 with the ``1/sqrt(P)`` factors cancelled. Cost ``O(n·s² + s³)`` per
     round, memory ``O(n·s)``; never an ``n × n`` matrix. With the full dictionary (``S = I``)
     both equal the exact estimator to rounding.
 
@@ -83,7 +83,7 @@ class NystromIPSEstimator(IPSEstimator):
     def estimate_with_sample(
         self, probs: torch.Tensor, index: int | torch.Tensor, reward: float | torch.Tensor, sample: NystromSample
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Seed 1, Eqs. 6–7 for a given dictionary; returns ``(f_hat, width)``, both ``Tensor[n]``.
+        """[Iwazaki2026], Eqs. 6–7 for a given dictionary; returns ``(f_hat, width)``, both ``Tensor[n]``.
 
         ``index``/``reward`` may be ``LongTensor[q]``/``Tensor[q]``: ``f_hat`` is then ``Σ_j f̂(·; x_j, y_j)``.
         """
@@ -108,7 +108,7 @@ def nystrom_ips_estimate(
     ridge: float,
     sample: NystromSample,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Functional form of one Nyström estimate (seed 1, Eqs. 6–7) with a given dictionary.
+    """Functional form of one Nyström estimate ([Iwazaki2026], Eqs. 6–7) with a given dictionary.
 
     Args:
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.

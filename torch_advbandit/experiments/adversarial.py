@@ -1,4 +1,4 @@
-"""The adversarial trial kind (seed 1, App. 17): a policy on a setting's grid against the adaptive adversary."""
+"""The adversarial trial kind ([Iwazaki2026], App. 17): a policy on a setting's grid against the adaptive adversary."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class TrialConfig:
             kernelized Exp3 on settings 3–4: "running the algorithm for only 1 round"); ``None``
             runs the whole horizon. Parameters still use ``horizon``.
         environment: ``"adaptive"`` (the paper's adaptive adversary, App. 17) or
-            ``"lower_bound"`` (the stochastic instance of seed 1, Sec. 5; ALGORITHMS.md §9).
+            ``"lower_bound"`` (the stochastic instance of [Iwazaki2026], Sec. 5; docs/algorithms.rst §9).
 
     Example:
         >>> TrialConfig(1, "se", "kernelized_exp3", 1000, 3).key
@@ -96,7 +96,6 @@ class TrialConfig:
             f"s{self.setting}-{self.kernel}-{self.policy}-T{self.horizon}-seed{self.seed}"
             f"-F{self.num_functions}x{self.num_centres}-{self.device.replace(':', '')}{timed}"
         )
-
 
 
 def build_environment(config: TrialConfig) -> Environment:

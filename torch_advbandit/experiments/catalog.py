@@ -116,9 +116,9 @@ def _figure1_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Pa
 
 #: ``torch-advbandit reproduce`` experiments by name.
 EXPERIMENTS: dict[str, Experiment] = {
-    "table3": Experiment("table3", "seed 1, Table 3", _grid_configs("table3"), _table3_report),
+    "table3": Experiment("table3", "[Iwazaki2026], Table 3", _grid_configs("table3"), _table3_report),
     "growth": Experiment("growth", "regret exponents in T", _grid_configs("growth"), _growth_report),
-    "figure1": Experiment("figure1", "seed 2, Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report),
+    "figure1": Experiment("figure1", "[Deng2022], Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report),
 }
 
 

@@ -1,4 +1,4 @@
-"""The second paper's experiment (seed 2, Fig. 1): GP-UCB variants on drifting objectives.
+"""The second paper's experiment ([Deng2022], Fig. 1): GP-UCB variants on drifting objectives.
 
 Trials are :class:`DriftTrialConfig` records run by the same resumable sweep as Table 3
 (:func:`~torch_advbandit.experiments.sweep.run_sweep`) and the same round loop
@@ -23,7 +23,7 @@ from .records import TrialRecord
 from .runner import machine_info, play
 from .trials import register_trial_kind
 
-#: Seed 2, Sec. 6: the abruptly changing and the slowly varying environment.
+#: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
 
 DRIFT_POLICY_LABELS = {"wgp_ucb": "WGP-UCB", "igp_ucb": "IGP-UCB", "sw_gp_ucb": "SW-GP-UCB", "r_gp_ucb": "R-GP-UCB"}
@@ -32,7 +32,7 @@ LENGTHSCALE = 0.2
 
 
 def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_std: float, beta_scale: float, gen):
-    """The four algorithms with the defaults of ALGORITHMS.md §8 on the 1-D SE (``ℓ = 0.2``) grid.
+    """The four algorithms with the defaults of docs/algorithms.rst §8 on the 1-D SE (``ℓ = 0.2``) grid.
 
     ``λ = 1 + 2/T`` for all four; ``R`` = the noise level; window, period and discount from the
     theory order (:func:`~torch_advbandit.parameters.nonstationary_memory`, ``B_T = 1``).

@@ -78,11 +78,11 @@ class Grid:
 
 #: The named experiments of ``torch-advbandit reproduce``.
 GRIDS: dict[str, Grid] = {
-    # Seed 1, Table 3 (App. 17): settings 1–4, three kernels, four algorithms, 10 seeds, T = 1000.
+    # [Iwazaki2026], Table 3 (App. 17): settings 1–4, three kernels, four algorithms, 10 seeds, T = 1000.
     "table3": Grid("table3", (1, 2, 3, 4), KERNELS, TABLE3_POLICIES, (1000,), 10),
     # Minutes on a laptop: the 400-point settings, a shorter horizon, fewer seeds and functions.
     "table3-quick": Grid("table3-quick", (1, 2), KERNELS, TABLE3_POLICIES, (200,), 3, num_functions=200),
-    # Regret growth in T (seed 1, Sec. 5): kernelized Exp3 and Random on setting 1, both environments.
+    # Regret growth in T ([Iwazaki2026], Sec. 5): kernelized Exp3 and Random on setting 1, both environments.
     "growth": Grid(
         "growth", (1,), KERNELS, ("kernelized_exp3", "uniform"), GROWTH_HORIZONS, 3, ("adaptive", "lower_bound")
     ),

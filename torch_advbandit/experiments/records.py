@@ -26,7 +26,7 @@ class TrialRecord:
     Attributes:
         config: the trial's configuration as a dict (its dataclass fields).
         expected_regret: cumulative expected regret after each round,
-            ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} Σ_x P_s(x) f_s(x)`` (ALGORITHMS.md §7).
+            ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} Σ_x P_s(x) f_s(x)`` (docs/algorithms.rst §7).
         realised_regret: ``max_x Σ_{s≤t} f_s(x) − Σ_{s≤t} f_s(x_s)``.
         chosen: the index drawn each round.
         round_seconds: the learner's wall time each round (``probabilities`` + ``select`` + ``update``).

@@ -1,4 +1,4 @@
-"""The experiments as data: candidate grids of seed 1, App. 17 and the policies with their tuned constants."""
+"""The experiments as data: candidate grids of [Iwazaki2026], App. 17 and the policies with their tuned constants."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Setting:
         return torch.cartesian_prod(*([axis] * self.d))
 
 
-#: Seed 1, App. 17: settings 1–4.
+#: [Iwazaki2026], App. 17: settings 1–4.
 SETTINGS: dict[int, Setting] = {
     1: Setting(1, 400, 1),
     2: Setting(2, 20, 2),
@@ -67,7 +67,7 @@ def _uniform(candidates, kernel_name, horizon, generator):
 
 
 #: Policy name → factory ``(candidates, kernel_name, horizon, generator) -> Policy`` with the
-#: paper's parameters (seed 1, App. 17).
+#: paper's parameters ([Iwazaki2026], App. 17).
 POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]] = {
     "kernelized_exp3": _kernelized_exp3,
     "rls_kernelized_exp3": _rls_kernelized_exp3,
@@ -83,6 +83,6 @@ POLICY_LABELS = {
     "uniform": "Random",
 }
 
-#: (policy, setting) pairs the paper only times for one round (seed 1, App. 17: exact kernelized
+#: (policy, setting) pairs the paper only times for one round ([Iwazaki2026], App. 17: exact kernelized
 #: Exp3 is too slow on the 10 000-point settings).
 ONE_ROUND_TIMING: frozenset[tuple[str, int]] = frozenset({("kernelized_exp3", 3), ("kernelized_exp3", 4)})

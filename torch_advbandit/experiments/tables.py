@@ -19,7 +19,7 @@ KERNEL_LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2
 
 
 def table3_markdown(rows: list[SummaryRow]) -> str:
-    """Seed 1, Table 3's shape: a row per (setting, T, algorithm), per kernel the final regret
+    """[Iwazaki2026], Table 3's shape: a row per (setting, T, algorithm), per kernel the final regret
     (mean ± s.e. over seeds, with the number of seeds) and the mean seconds per round.
 
     Timing-only cells (exact kernelized Exp3 timed for one round on settings 3–4) show ``—``
@@ -182,7 +182,7 @@ def growth_rows(rows: list[SummaryRow]) -> list[GrowthRow]:
 
 
 def growth_markdown(rows: list[GrowthRow]) -> str:
-    """Markdown table of fitted exponents beside the theory (ALGORITHMS.md §9; seed 1, Sec. 5).
+    """Markdown table of fitted exponents beside the theory (docs/algorithms.rst §9; [Iwazaki2026], Sec. 5).
 
     ``bound here`` is the slope of ``sqrt(T·γ̄_T)`` over the same horizons (log factors included);
     ``asymptotic`` drops the log factors: 1/2 for SE, ``(ν+d)/(2ν+d)`` for Matérn-ν, 1 for Random.
@@ -278,7 +278,7 @@ def figure1_markdown(records: list[TrialRecord]) -> str:
 
 
 def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
-    """Seed 2, Fig. 1: cumulative dynamic regret with ± 1 s.e. error bars, a panel per environment.
+    """[Deng2022], Fig. 1: cumulative dynamic regret with ± 1 s.e. error bars, a panel per environment.
 
     Example:
         >>> from torch_advbandit.experiments.drift import figure1_configs

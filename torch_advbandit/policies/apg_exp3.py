@@ -1,4 +1,4 @@
-"""APG-Exp3 (Takemori & Sato 2021), the baseline of seed 1, App. 17 (ALGORITHMS.md §6)."""
+"""APG-Exp3 ([Takemori2021]), the baseline of [Iwazaki2026], App. 17 (docs/algorithms.rst §6)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .exp3 import Exp3Policy
 
 
 def newton_basis(kernel: Kernel, candidates: torch.Tensor, admissible_error: float) -> torch.Tensor:
-    """The P-greedy Newton basis on the candidates, ``Tensor[n, D_T]`` (Takemori & Sato 2021).
+    """The P-greedy Newton basis on the candidates, ``Tensor[n, D_T]`` ([Takemori2021]).
 
     ``N_j(x) = (k(x, x_j) − Σ_{i<j} N_i(x_j)N_i(x)) / P_{j−1}(x_j)``, ``x_j = argmax P_{j−1}``,
     ``P_j² = P_{j−1}² − N_j²`` from ``P_0² = k(x,x)``: pivoted Cholesky of ``K``, stopped when the
@@ -45,7 +45,7 @@ class APGExp3(Exp3Policy):
     Features ``N(x) ∈ R^{D_T}`` from :func:`newton_basis` with admissible error
     ``e = log(n)/T``; each round ``θ̂_t = Q_t⁺ N(x_t) y_t``, ``Q_t = Σ_x P_t(x)N(x)N(x)ᵀ``,
     ``P̃_{t+1} ∝ exp(η Σ_{s≤t} N(x)ᵀθ̂_s)`` and ``P_t = (1 − α)P̃_t + α π_G`` with ``π_G`` the
-    G-optimal design on ``N`` (Frank–Wolfe). Paper defaults (seed 1, App. 17):
+    G-optimal design on ``N`` (Frank–Wolfe). Paper defaults ([Iwazaki2026], App. 17):
     ``η = 0.5/sqrt(D_T·T)``, ``α = min(1, 0.1·η·D_T)``.
 
     Args:

@@ -1,4 +1,4 @@
-"""The policy protocol shared by every bandit algorithm in the package (docs/API.md)."""
+"""The policy protocol shared by every bandit algorithm in the package (docs/public_api.rst)."""
 
 from __future__ import annotations
 
@@ -274,7 +274,6 @@ class RandomizedPolicy(Policy):
 
     def _draw_batch(self, q: int) -> torch.Tensor:
         return sample_from_log_probs(self.log_probabilities(), self.generator, q)
-
 
 
 def _checked_generator_state(value: Any, generator: torch.Generator) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""The Exp3 family's shared loop and kernelized Exp3 (seed 1, Alg. 1)."""
+"""The Exp3 family's shared loop and kernelized Exp3 ([Iwazaki2026], Alg. 1)."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ from .base import RandomizedPolicy, state_tensor
 
 
 class Exp3Policy(RandomizedPolicy):
-    """Exponential weights with optimistic kernel estimates and forced exploration (seed 1, Alg. 1).
+    """Exponential weights with optimistic kernel estimates and forced exploration ([Iwazaki2026], Alg. 1).
 
     Each round::
 
         P̃_t = softmax(η · S_{t−1})                # in log space: log_softmax, never exp(ηS)
         P_t = (1 − α) P̃_t + α π
         x_t ~ P_t;  observe y_t
-        (f̂_t, w_t) = estimator(P_t, x_t, y_t)     # seed Eq. 3 (exact) or Eqs. 6–7 (Nyström)
+        (f̂_t, w_t) = estimator(P_t, x_t, y_t)     # [Iwazaki2026] Eq. 3 (exact) or Eqs. 6–7 (Nyström)
         S_t = S_{t−1} + f̂_t + β · w_t
 
     The estimator object is the only difference between kernelized Exp3 and its Nyström variant.
@@ -142,17 +142,17 @@ class Exp3Policy(RandomizedPolicy):
 
 
 class KernelizedExp3(Exp3Policy):
-    """Kernelized Exp3 (seed 1, Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
+    """Kernelized Exp3 ([Iwazaki2026], Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
 
     Regret ``Õ(sqrt(T·γ_T))`` against an adaptive adversary choosing ``f_t`` in the RKHS ball of
-    radius ``B`` (seed 1, Thm. 1). The policy builds two collaborators, each given by a short name
+    radius ``B`` ([Iwazaki2026], Thm. 1). The policy builds two collaborators, each given by a short name
     or an object:
 
-    - the estimator, on the candidates with ridge ``c = λ / T``: ``"exact"`` (seed Eq. 3, one
+    - the estimator, on the candidates with ridge ``c = λ / T``: ``"exact"`` ([Iwazaki2026] Eq. 3, one
       Cholesky of an ``n × n`` matrix a round, ``O(n²)`` memory), ``"lowrank"`` (the same
       estimator from a pivoted-Cholesky factor of ``K`` of rank ``r``, ``O(n·r²)`` a round, exact
       to ``n·lowrank_tolerance/c`` in every entry; never chosen for you — use it where ``K`` has
-      low numerical rank, e.g. the SE kernel at large ``n``), ``"nystrom"`` (seed Eqs. 6–7 with a
+      low numerical rank, e.g. the SE kernel at large ``n``), ``"nystrom"`` ([Iwazaki2026] Eqs. 6–7 with a
       fresh RLS dictionary a round; :class:`RLSKernelizedExp3` is this with Thm. 3's settings), or
       any factory ``(kernel, candidates, ridge) -> IPSEstimator`` such as
       ``functools.partial(NystromIPSEstimator, selector=UniformSelector(500))``;

@@ -2,7 +2,7 @@
 
 One loop (:class:`GPUCBPolicy`); the four algorithms (with the sliding-window and restarting
 ones of :mod:`~torch_advbandit.policies.windowed_gp_ucb`) differ only in which past observations,
-with which noise, they hand the model (ALGORITHMS.md §8). Each round the model is a BoTorch
+with which noise, they hand the model (docs/algorithms.rst §8). Each round the model is a BoTorch
 ``SingleTaskGP`` built by :func:`~torch_advbandit.models.discounted_gp`, and the next point is
 the maximiser of BoTorch's ``UpperConfidenceBound`` over the candidate set by
 ``optimize_acqf_discrete`` (evaluated in chunks of ``N × 1 × d``, without gradients).
@@ -26,7 +26,7 @@ from .base import Policy
 
 
 class GPUCBPolicy(Policy):
-    """The GP-UCB loop shared by the non-stationary algorithms (docs/API.md protocol).
+    """The GP-UCB loop shared by the non-stationary algorithms (docs/public_api.rst protocol).
 
     Round ``t``: hand the model the observations :meth:`training_set` picks, with the ages
     that set their noise ``λ·η^{-age}``; ``x_t = argmax_x μ̃(x) + β_t σ̃(x)`` (BoTorch's
@@ -111,7 +111,7 @@ class GPUCBPolicy(Policy):
         return torch.arange(self.first_position(m), m, device=self.indices.device)
 
     def theory_beta(self, info_gain: float) -> float:
-        """IGP-UCB's ``β = B + R·sqrt(2(γ + 1 + ln(1/δ)))`` (Chowdhury & Gopalan 2017)."""
+        """IGP-UCB's ``β = B + R·sqrt(2(γ + 1 + ln(1/δ)))`` ([Chowdhury2017])."""
         return igp_beta(info_gain, confidence=self.confidence)
 
     # -- the shared loop -----------------------------------------------------------------------
@@ -210,7 +210,7 @@ class GPUCBPolicy(Policy):
 
 
 class WGPUCB(GPUCBPolicy):
-    """WGP-UCB (seed 2, Alg. 1): weighted GP-UCB with weights ``w_s = η^{-s}`` (discount ``η``).
+    """WGP-UCB ([Deng2022], Alg. 1): weighted GP-UCB with weights ``w_s = η^{-s}`` (discount ``η``).
 
     Model: :func:`~torch_advbandit.models.discounted_gp` on every past observation (noise
     ``λ·η^{-age}``). ``β_t = B + (R/√λ)·sqrt(2·log(1/δ) + 2·γ̄_t)`` with ``γ̄_t`` the
@@ -258,7 +258,7 @@ class WGPUCB(GPUCBPolicy):
 
 
 class IGPUCB(GPUCBPolicy):
-    """IGP-UCB (Chowdhury & Gopalan 2017): GP-UCB on every observation, ``λ = 1 + 2/T`` by default.
+    """IGP-UCB ([Chowdhury2017]): GP-UCB on every observation, ``λ = 1 + 2/T`` by default.
 
     ``β_t = B + R·sqrt(2(γ_{t−1} + 1 + ln(1/δ)))`` with the data-dependent information gain. The
     arguments are :class:`GPUCBPolicy`'s with ``discount`` fixed at 1.

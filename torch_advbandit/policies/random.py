@@ -1,4 +1,4 @@
-"""The ``Random`` baseline of seed 1, App. 17: a uniform draw every round."""
+"""The ``Random`` baseline of [Iwazaki2026], App. 17: a uniform draw every round."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .base import RandomizedPolicy
 class UniformRandom(RandomizedPolicy):
     """Draws ``x_t`` uniformly from the candidates every round; ignores rewards.
 
-    ``P_t(x) = 1/n`` for every ``t`` (seed 1, App. 17, "Random"). The kernel is accepted for a
+    ``P_t(x) = 1/n`` for every ``t`` ([Iwazaki2026], App. 17, "Random"). The kernel is accepted for a
     uniform constructor signature and not used.
 
     Args:

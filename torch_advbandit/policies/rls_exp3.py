@@ -1,4 +1,4 @@
-"""RLS-kernelized Exp3 (seed 1, Alg. 5): the Exp3 loop given a Nyström estimator with a fresh RLS dictionary a round."""
+"""RLS-kernelized Exp3 ([Iwazaki2026], Alg. 5): the Exp3 loop given a Nyström estimator (fresh RLS dictionaries)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .exp3 import KernelizedExp3
 
 
 class RLSKernelizedExp3(KernelizedExp3):
-    """RLS-kernelized Exp3 (seed 1, Alg. 5): the loop of Alg. 1 with the Nyström estimator of Eqs. 6–7.
+    """RLS-kernelized Exp3 ([Iwazaki2026], Alg. 5): the loop of Alg. 1 with the Nyström estimator of Eqs. 6–7.
 
     Each round a dictionary of the probability-weighted kernel ``k̃_t = sqrt(P_t P_t')·k`` is drawn
     by recursive ridge-leverage-score sampling (Alg. 3, ridge ``c = λ/T``, failure probability

@@ -1,4 +1,4 @@
-"""GP-UCB that forgets by a memory length: sliding-window and restarting GP-UCB (Zhou & Shroff 2021).
+"""GP-UCB that forgets by a memory length: sliding-window and restarting GP-UCB ([Zhou2021]).
 
 Both are :class:`~torch_advbandit.policies.gp_ucb.GPUCBPolicy` with ``λ = 1 + 2/T`` and IGP-UCB's
 ``β_t`` by default; they differ from it, and from each other, only in which observations they hand
@@ -47,7 +47,7 @@ class _ForgettingGPUCB(GPUCBPolicy):
 
 
 class SlidingWindowGPUCB(_ForgettingGPUCB):
-    """SW-GP-UCB (Zhou & Shroff 2021): GP-UCB on the last ``window`` observations.
+    """SW-GP-UCB ([Zhou2021]): GP-UCB on the last ``window`` observations.
 
     ``window`` defaults to ``⌈γ̄_T^{1/4}(T/B_T)^{1/2}⌉`` (:func:`memory_length`, with the
     ``variation_budget`` ``B_T``, default 1); ``λ = 1 + 2/T`` and IGP-UCB's ``β_t`` on the
@@ -72,7 +72,7 @@ class SlidingWindowGPUCB(_ForgettingGPUCB):
 
 
 class RestartingGPUCB(_ForgettingGPUCB):
-    """R-GP-UCB (Zhou & Shroff 2021): GP-UCB restarted every ``period`` rounds.
+    """R-GP-UCB ([Zhou2021]): GP-UCB restarted every ``period`` rounds.
 
     Rounds ``kH, …, (k+1)H − 1`` see only the observations made since round ``kH``; ``period``
     defaults as :class:`SlidingWindowGPUCB`'s window.

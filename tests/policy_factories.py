@@ -1,0 +1,41 @@
+"""The one table of policy factories that the contract tests run against (tests/test_policy_contract.py,
+tests/test_devices.py). A new policy gets every contract check by adding one line here.
+
+Each factory is ``(candidates, kernel, generator, horizon) -> Policy`` with small, fast settings.
+"""
+
+import torch
+from conftest import grid
+
+from torch_advbandit import (
+    IGPUCB,
+    WGPUCB,
+    APGExp3,
+    KernelizedExp3,
+    RestartingGPUCB,
+    RLSKernelizedExp3,
+    SlidingWindowGPUCB,
+    UniformRandom,
+)
+from torch_advbandit.kernels import make_kernel
+
+EXP3 = dict(eta=0.3, alpha=0.1, lam=1.0, beta=0.05)
+
+FACTORIES = {
+    "kernelized_exp3": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, generator=g),
+    "kernelized_exp3_lowrank": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, estimator="lowrank", generator=g),
+    "rls_kernelized_exp3": lambda X, k, g, T: RLSKernelizedExp3(X, k, T, **EXP3, generator=g),
+    "apg_exp3": lambda X, k, g, T: APGExp3(X, k, T, generator=g),
+    "uniform": lambda X, k, g, T: UniformRandom(X, None, T, generator=g),
+    "wgp_ucb": lambda X, k, g, T: WGPUCB(X, k, T, discount=0.8, lam=0.05, generator=g),
+    "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
+    "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
+    "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),
+}
+
+
+def make(name, seed=0, device="cpu", *, n=30, horizon=40, kernel=None):
+    """Policy ``name`` on an ``n``-point grid of ``[0, 1]`` (Matérn-5/2 unless ``kernel`` is given)."""
+    X = grid(n, device=device)
+    kernel = make_kernel("matern52", 1) if kernel is None else kernel
+    return FACTORIES[name](X, kernel, torch.Generator(device=device).manual_seed(seed), horizon)

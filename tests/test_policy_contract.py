@@ -1,0 +1,150 @@
+"""The policy contract, written once and run for every factory in tests/policy_factories.py.
+
+Protocol (select / update / observe), reproducibility (same seed → bit-identical runs; a
+``state_dict`` round trip mid-run through a file), settings (a state from another configuration is
+refused), and all-or-nothing behaviour: every rejected call leaves ``state_dict()``, ``P_t`` (or
+``β_t``) and the next draws bit-equal to a twin that never saw the call.
+"""
+
+import io
+import math
+
+import pytest
+import torch
+from policy_factories import FACTORIES, make
+
+from torch_advbandit.policies import RandomizedPolicy
+from torch_advbandit.policies.settings import same_settings
+
+NAMES = list(FACTORIES)
+
+
+def play(policy, rounds, offset=0):
+    """Chosen indices and a per-round fingerprint (``P_t``, or ``β_t`` for GP-UCB), rewards from the index."""
+    out = []
+    for t in range(offset, offset + rounds):
+        if isinstance(policy, RandomizedPolicy):
+            fingerprint = policy.probabilities().clone()
+        else:
+            fingerprint = policy.confidence_width() if policy.indices.numel() else float("nan")
+        i = policy.select()
+        policy.update(i, math.sin(0.7 * t + 0.3 * i))
+        out.append((i, fingerprint))
+    return out
+
+
+def same(a, b):
+    assert [i for i, _ in a] == [i for i, _ in b]
+    for (_, x), (_, y) in zip(a, b, strict=True):
+        if isinstance(x, torch.Tensor):
+            assert torch.equal(x, y)  # bit-identical, not merely close
+        else:
+            assert x == y or (math.isnan(x) and math.isnan(y))
+
+
+def same_state(s1, s2):
+    assert s1.keys() == s2.keys()
+    for key in s1:
+        a, b = s1[key], s2[key]
+        if isinstance(a, torch.Tensor):
+            assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), key
+        elif key == "hyperparameters":
+            assert same_settings(a, b), key
+        else:
+            assert a == b, key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_protocol(name, device):
+    policy = make(name, 3, device)
+    assert policy.t == 0 and policy.pending is None
+    i = policy.select()
+    assert isinstance(i, int) and 0 <= i < policy.n and policy.pending == i
+    assert policy.select() == i  # one draw per round: a second select returns the pending index
+    policy.update(i, 0.5)
+    assert policy.t == 1 and policy.pending is None
+    with pytest.raises(ValueError, match="pending"):
+        policy.update(i, 0.5)  # no pending selection any more
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_observe_is_update_in_botorch_form(name, device):
+    a, b = make(name, 4, device), make(name, 4, device)
+    for t in range(5):
+        i, j = a.select(), b.select()
+        assert i == j
+        a.update(i, math.cos(t + i))
+        b.observe(b.candidates[j : j + 1], torch.tensor([[math.cos(t + j)]], dtype=b.candidates.dtype, device=device))
+    same_state(a.state_dict(), b.state_dict())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_gives_a_bit_identical_run(name, device):
+    same(play(make(name, 5, device), 12), play(make(name, 5, device), 12))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_round_trips_mid_run_through_a_file(name, device):
+    a = make(name, 11, device)
+    play(a, 7)
+    a.select()  # a pending draw is part of the state
+    buffer = io.BytesIO()
+    torch.save(a.state_dict(), buffer)
+    buffer.seek(0)
+    b = make(name, 999, device)  # another seed: everything random must come from the state
+    b.load_state_dict(torch.load(buffer, weights_only=False))
+    i = a._pending
+    assert b._pending == i
+    for p in (a, b):
+        p.update(i, 0.25)
+    same(play(a, 8, offset=8), play(b, 8, offset=8))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_from_another_configuration_is_refused(name):
+    a = make(name, 1)
+    play(a, 3)
+    with pytest.raises(ValueError, match="hyperparameters"):
+        make(name, 1, horizon=41).load_state_dict(a.state_dict())
+    with pytest.raises(ValueError, match="candidates"):
+        make(name, 1, n=31).load_state_dict(a.state_dict())
+
+
+def _tampered(policy, **changes):
+    state = policy.state_dict()
+    state.update(changes)
+    return state
+
+
+BAD_CALLS = {
+    "NaN reward": lambda p: p.update(p.select(), float("nan")),
+    "index not the pending one": lambda p: p.update((p.select() + 1) % p.n, 0.1),
+    "index out of range": lambda p: p.update(p.n, 0.1),
+    "reward of the wrong type": lambda p: p.update(p.select(), "0.1"),
+    "observe with rows that are not the pending ones": lambda p: p.observe(
+        p.candidates[(p.select() + 1) % p.n :][:1], torch.zeros(1, 1, dtype=p.candidates.dtype)
+    ),
+    "state with a negative round": lambda p: p.load_state_dict(_tampered(p, t=-1)),
+    "state with a garbage generator state": lambda p: p.load_state_dict(
+        _tampered(p, generator_state=torch.zeros(3, dtype=torch.uint8))
+    ),
+    "state with a pending index out of range": lambda p: p.load_state_dict(_tampered(p, pending=p.n)),
+    "state from another horizon": lambda p: p.load_state_dict(
+        _tampered(p, hyperparameters={**p.hyperparameters(), "horizon": p.horizon + 1})
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_CALLS))
+@pytest.mark.parametrize("name", NAMES)
+def test_a_rejected_call_leaves_the_policy_as_its_twin(name, bad):
+    """Bit-equal ``state_dict``, fingerprint and next draws to a twin that never saw the call."""
+    policy, twin = make(name, 8), make(name, 8)
+    play(policy, 4)
+    play(twin, 4)
+    with pytest.raises((ValueError, TypeError)):
+        BAD_CALLS[bad](policy)
+    if policy.pending is not None and twin.pending is None:  # the bad call's own select() is legitimate
+        twin.select()
+    same_state(policy.state_dict(), twin.state_dict())
+    same(play(policy, 6, offset=4), play(twin, 6, offset=4))
