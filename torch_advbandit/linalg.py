@@ -23,6 +23,7 @@ from linear_operator.operators import (
     LowRankRootLinearOperator,
 )
 from linear_operator.utils.cholesky import psd_safe_cholesky
+from linear_operator.utils.memoize import add_to_cache
 
 from .kernels import kernel_columns, kernel_diag
 
@@ -249,13 +250,20 @@ def pivoted_cholesky(
 def low_rank_plus_diagonal(root: torch.Tensor, diag: torch.Tensor | float) -> LowRankRootAddedDiagLinearOperator:
     """``U Uᵀ + diag(δ)`` (``n × n``, never formed) as a ``linear_operator`` operator.
 
-    ``root`` is ``U`` (``Tensor[n, r]``), ``diag`` is ``δ`` (``Tensor[n]``, positive) or one positive
-    number for ``δ·I``. The operator's ``solve`` and ``inv_quad_logdet`` are the Woodbury identity
-    through the capacitance matrix ``C = I + Uᵀ diag(δ)⁻¹ U`` (``r × r``), whose Cholesky factor
-    the library computes once and caches; :func:`capacitance_solve` exposes it. Every low-rank
-    algebra of the package goes through these two functions: the low-rank estimator
-    (``K̃_r + cI``), the Nyström estimator (``K̃_S + cI``, whose capacitance is the
-    Nyström-projected ``G_t/c``), the leverage scores' rank-``r`` stand-in and approximate MVR.
+    ``root`` is ``U`` (``Tensor[n, r]``), ``diag`` is ``δ`` (``Tensor[n]``, positive, ``inf``
+    allowed: its direction then drops out) or one positive number for ``δ·I``. The operator's
+    ``solve`` and ``inv_quad_logdet`` are the Woodbury identity through the capacitance matrix
+    ``C = I + Uᵀ diag(δ)⁻¹ U`` (``r × r``); :func:`capacitance_solve` applies the inverse of its
+    Cholesky factor. Every low-rank algebra of the package goes through these two functions: the
+    low-rank estimator (``LLᵀ + diag(Δ/P)``, the capacitance of ``K̃_r + cI``), the Nyström
+    estimator (``ϕϕᵀ + c·D⁻¹``, whose capacitance is the Nyström-projected ``G_t/c``), the leverage
+    scores' rank-``r`` stand-in and approximate MVR.
+
+    The factor of ``C`` is computed here, from one ``n × r`` scaled copy ``diag(δ)^{-1/2}U`` (freed
+    at once), one ``r × r`` product and one PSD-safe Cholesky, and placed in the operator's cache
+    (``chol_cap_mat``), where the library's Woodbury solve finds it. The library's own path builds
+    ``Uᵀ(Δ⁻¹U)`` through lazy operators: it measured slower and kept a second ``n × r`` copy alive
+    (benchmarks/RESULTS.md, section 7).
 
     Example:
         >>> U = torch.tensor([[1.0], [2.0]], dtype=torch.float64)
@@ -270,10 +278,17 @@ def low_rank_plus_diagonal(root: torch.Tensor, diag: torch.Tensor | float) -> Lo
     n = root.shape[-2]
     if isinstance(diag, torch.Tensor):
         diagonal = DiagLinearOperator(diag)
+        scaled = root * diag.reciprocal().sqrt().unsqueeze(-1)
     else:
         value = torch.tensor([float(diag)], dtype=root.dtype, device=root.device)
         diagonal = ConstantDiagLinearOperator(value, diag_shape=n)
-    return LowRankRootAddedDiagLinearOperator(LowRankRootLinearOperator(root), diagonal)
+        scaled = root * float(diag) ** -0.5
+    capacitance = scaled.mT @ scaled
+    del scaled
+    capacitance.diagonal().add_(1.0)
+    op = LowRankRootAddedDiagLinearOperator(LowRankRootLinearOperator(root), diagonal)
+    add_to_cache(op, "chol_cap_mat", psd_safe_cholesky(capacitance))
+    return op
 
 
 def capacitance_solve(op: LowRankRootAddedDiagLinearOperator, rhs: torch.Tensor) -> torch.Tensor:

@@ -106,7 +106,8 @@ class LowRankIPSEstimator(IPSEstimator):
         """``G = chol(C)⁻¹Lᵀ`` (``r × n``) and ``Δ`` (``n``): ``A = c·GᵀG/(ΔΔᵀ) + diag(e/Δ)``."""
         L, e = self.factor.L, self.factor.residual
         delta = probs * e + self.ridge
-        op = low_rank_plus_diagonal(L * probs.sqrt().unsqueeze(-1), delta)  # K̃_r + cI = D^½LLᵀD^½ + diag(Δ)
+        # LLᵀ + diag(Δ/P) has the capacitance I + Lᵀdiag(P/Δ)L of K̃_r + cI = D^½LLᵀD^½ + diag(Δ)
+        op = low_rank_plus_diagonal(L, delta / probs)
         return capacitance_solve(op, L.mT), delta
 
     def _width(self, G: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:

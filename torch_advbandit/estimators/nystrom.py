@@ -91,9 +91,9 @@ class NystromIPSEstimator(IPSEstimator):
         residual = (self.k_diag - torch.linalg.vector_norm(phi, dim=-1).square()).clamp_min_(0.0).div_(self.ridge)
         if phi.shape[-1] == 0:
             return torch.zeros_like(self.k_diag), residual.sqrt_()
-        # K̃_S + cI = D^{1/2}ϕϕᵀD^{1/2} + cI; its capacitance I + ϕᵀDϕ/c is the Nyström-projected G_t / c
-        op = low_rank_plus_diagonal(phi * probs.sqrt().unsqueeze(-1), self.ridge)
-        G = capacitance_solve(op, phi.mT).mul_(self.ridge**-0.5)  # r × n: M⁻¹ = GGᵀ-form, M = ϕᵀDϕ + cI
+        # ϕϕᵀ + c·D⁻¹ = D^{-1/2}(K̃_S + cI)D^{-1/2}: its capacitance I + ϕᵀDϕ/c is M/c, M = ϕᵀDϕ + cI
+        op = low_rank_plus_diagonal(phi, self.ridge / probs)
+        G = capacitance_solve(op, phi.mT).mul_(self.ridge**-0.5)  # r × n, GᵀG = ϕM⁻¹ϕᵀ
         f_hat = G.mT @ (G[:, index] @ reward) if isinstance(index, torch.Tensor) else (G.mT @ G[:, index]) * reward
         width = residual.add_(G.mul_(G).sum(-2)).sqrt_()
         return f_hat, width
