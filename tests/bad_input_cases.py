@@ -7,6 +7,7 @@ runs every row and checks that the docs table lists exactly these rows.
 
 import math
 
+import numpy as np
 import torch
 from gpytorch.kernels import RBFKernel, ScaleKernel
 
@@ -62,6 +63,45 @@ def tampered_state():
     state = a.state_dict()
     state["cumulative_reward"] = torch.zeros(5, dtype=DT)
     b.load_state_dict(state)
+
+
+class NanOffDiagonal(RBFKernel):
+    """k(x, x) = 1 but NaN between distinct points."""
+
+    def forward(self, x1, x2, diag=False, **params):
+        if diag:
+            return torch.ones(x1.shape[:-1], dtype=x1.dtype)
+        same = torch.cdist(x1, x2) == 0
+        return torch.where(same, torch.ones_like(same, dtype=x1.dtype), torch.full_like(same, math.nan, dtype=x1.dtype))
+
+
+class NotPositiveDefinite(RBFKernel):
+    """k(x, x) = 1, k(x, y) = −0.9 otherwise: the matrix 1.9·I − 0.9·11ᵀ has a negative eigenvalue."""
+
+    def forward(self, x1, x2, diag=False, **params):
+        if diag:
+            return torch.ones(x1.shape[:-1], dtype=x1.dtype)
+        same = (torch.cdist(x1, x2) == 0).to(x1.dtype)
+        return 1.9 * same - 0.9
+
+
+def _ducb(**overrides):
+    return discounted_ucb(X[:5], torch.sin(X[:5]), K, **{"discount": 0.9, "lam": 0.5, **overrides})
+
+
+def state_of_other_candidates():
+    exp3().load_state_dict(exp3(candidates=X + 0.01).state_dict())
+
+
+def state_of_other_kernel():
+    exp3().load_state_dict(exp3(kernel=make_kernel("se", 1, lengthscale=0.2)).state_dict())
+
+
+def state_with_garbage_generator():
+    a = exp3()
+    state = a.state_dict()
+    state["generator_state"] = torch.zeros(3, dtype=torch.uint8)
+    a.load_state_dict(state)
 
 
 CASES = [
@@ -389,6 +429,115 @@ CASES = [
         lambda: run_sweep([], "/tmp/x", workers=0),
         ValueError,
         "workers must be a positive integer",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "float16 / bfloat16 candidates",
+        lambda: exp3(candidates=X.half()),
+        TypeError,
+        "candidates must be float64",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "candidates beyond ±1e100",
+        lambda: exp3(candidates=X * 1e300),
+        ValueError,
+        r"candidates must be finite with \|coordinates\| ≤ 1e\+100",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "kernel with NaN off the diagonal",
+        lambda: exp3(kernel=NanOffDiagonal()),
+        ValueError,
+        "kernel must be finite on the candidates",
+    ),
+    (
+        "KernelizedExp3 (every policy)",
+        "kernel not positive semi-definite",
+        lambda: exp3(kernel=NotPositiveDefinite()),
+        ValueError,
+        "kernel must be positive semi-definite",
+    ),
+    (
+        "update (every policy)",
+        "reward beyond ±1e100",
+        lambda: _update_pending(1e306),
+        ValueError,
+        r"reward must have magnitude at most 1e\+100",
+    ),
+    (
+        "load_state_dict (every policy)",
+        "state from another candidate set of the same size",
+        state_of_other_candidates,
+        ValueError,
+        "state belongs to another candidate set",
+    ),
+    (
+        "load_state_dict (every policy)",
+        "state from another kernel",
+        state_of_other_kernel,
+        ValueError,
+        "state belongs to another kernel",
+    ),
+    (
+        "load_state_dict (every policy)",
+        "garbage generator state",
+        state_with_garbage_generator,
+        ValueError,
+        r"state\['generator_state'\] is not a state",
+    ),
+    ("discounted_ucb, discounted_qucb", "horizon < 1", lambda: _ducb(horizon=0), ValueError, "horizon must be ≥ 1"),
+    ("discounted_ucb, discounted_qucb", "delta = 0", lambda: _ducb(delta=0), ValueError, r"delta must lie in \(0, 1\)"),
+    (
+        "discounted_ucb, discounted_qucb",
+        "noise_bound < 0",
+        lambda: _ducb(noise_bound=-1),
+        ValueError,
+        "noise_bound must be > 0",
+    ),
+    (
+        "discounted_ucb, discounted_qucb",
+        "rkhs_bound NaN",
+        lambda: _ducb(rkhs_bound=math.nan),
+        ValueError,
+        "rkhs_bound must be finite",
+    ),
+    (
+        "discounted_ucb, discounted_qucb",
+        "beta = 1e200",
+        lambda: _ducb(beta=1e200),
+        ValueError,
+        "beta must be at most 1e",
+    ),
+    (
+        "discounted_ucb, discounted_qucb",
+        "numpy scalars (np.float32, np.int64)",
+        lambda: _ducb(discount=np.float32(0.9), lam=np.float64(0.5), horizon=np.int64(50)),
+        None,
+        "",
+    ),
+    (
+        "WGPUCB, IGPUCB, SlidingWindowGPUCB, RestartingGPUCB",
+        "beta_scale = 1e300",
+        lambda: WGPUCB(X, K, 10, discount=0.9, lam=0.5, beta_scale=1e300),
+        ValueError,
+        "beta_scale must be at most 1e",
+    ),
+    (
+        "WGPUCB",
+        "time_uniform not a bool",
+        lambda: WGPUCB(X, K, 10, discount=0.9, lam=0.5, time_uniform="no"),
+        TypeError,
+        "time_uniform must be True or False",
+    ),
+    (
+        "discounted_gp",
+        "NaN ages",
+        lambda: discounted_gp(
+            X[:3], X[:3], K, discount=0.9, lam=0.5, ages=torch.tensor([2.0, math.nan, 0.0], dtype=DT)
+        ),
+        ValueError,
+        "ages must be a non-negative",
     ),
 ]
 

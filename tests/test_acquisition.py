@@ -209,3 +209,30 @@ def test_batch_protocol_errors_leave_the_policy_unchanged_and_state_round_trips(
     assert torch.equal(policy.select(2), clone.select(2))
     with pytest.raises(ValueError, match="one point per round"):
         WGPUCB(X, make_kernel("se", 1, device=device), 10, discount=0.9, lam=1.0).select(2)
+
+
+def test_candidate_lookup_is_exact_for_duplicates_signed_zeros_other_d_and_hash_collisions(monkeypatch):
+    from torch_advbandit.acquisition import CandidateIndex
+
+    X = torch.tensor([[0.0, 1.0], [0.5, 0.5], [0.0, 1.0], [-0.0, 0.25]], dtype=torch.float64)
+    index = CandidateIndex(X)
+    assert index.num_groups == 3 and index(X).tolist() == [0, 1, 0, 3]
+    assert index(torch.tensor([[0.0, 0.25]], dtype=torch.float64)).tolist() == [3]  # -0.0 is 0.0
+    with pytest.raises(ValueError, match="d = 2"):
+        index(torch.zeros(1, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="rows of the policy's candidates"):
+        index(torch.tensor([[0.1, 0.1]], dtype=torch.float64))
+    monkeypatch.setattr(
+        CandidateIndex, "_keys", staticmethod(lambda rows: torch.zeros(rows.shape[:-1], dtype=torch.long))
+    )
+    colliding = CandidateIndex(X)  # every row shares one key: only the exact comparison can tell them apart
+    assert colliding(X[[3, 1, 2]]).tolist() == [3, 1, 0]
+
+
+def test_log_probability_of_a_duplicated_candidate_sums_its_copies():
+    X = torch.tensor([[0.1], [0.1], [0.6], [0.9]], dtype=torch.float64)
+    policy = KernelizedExp3(X, make_kernel("se", 1), 20, eta=0.5, alpha=0.2, lam=1.0, beta=0.1, exploration="uniform")
+    policy.update(policy.select(), 0.8)
+    P = policy.probabilities()
+    got = Exp3LogProbability(policy)(X.unsqueeze(-2)).exp()
+    torch.testing.assert_close(got, torch.stack([P[0] + P[1], P[0] + P[1], P[2], P[3]]))

@@ -47,3 +47,31 @@ def test_unknown_choice_is_an_argparse_error(tmp_path):
     with pytest.raises(SystemExit) as exc:
         main(["run", "--setting", "9", "--out", str(tmp_path)])
     assert exc.value.code == 2
+
+
+def _one_line_error(capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_out_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
+    target = tmp_path / "a-file"
+    target.write_text("not a folder")
+    _one_line_error(capsys, ["run", "--setting", "1", "--horizon", "3", "--out", str(target), "--no-progress"], "error")
+    assert target.read_text() == "not a folder"
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the answer on a machine without CUDA")
+def test_device_without_cuda_is_a_one_line_error(tmp_path, capsys):
+    args = ["run", "--setting", "1", "--horizon", "3", "--out", str(tmp_path), "--device", "cuda", "--no-progress"]
+    _one_line_error(capsys, args, "no CUDA device")
+
+
+def test_device_never_reaches_a_file_name(tmp_path, capsys):
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}")
+    out = tmp_path / "out"
+    args = ["run", "--setting", "1", "--horizon", "3", "--seeds", "1", "--out", str(out), "--no-progress"]
+    _one_line_error(capsys, [*args, "--device", "/../../victim"], "device must be cpu, cuda, mps")
+    assert victim.read_text() == "{}" and not out.exists()

@@ -6,6 +6,7 @@ what is missing.
 
 import errno
 import json
+import math
 import os
 import subprocess
 import sys
@@ -46,13 +47,32 @@ def test_truncated_record_is_moved_aside_and_rerun(tmp_path):
         lambda r: {**r, "expected_regret": r["expected_regret"][:-1]},  # rounds missing
         lambda r: {"config": r["config"]},  # fields missing
         lambda r: [1, 2, 3],  # not a record at all
+        lambda r: {**r, "round_seconds": []},  # parses, but the wall times are gone
+        lambda r: {**r, "expected_regret": [str(v) for v in r["expected_regret"]]},  # numbers as strings
+        lambda r: {**r, "realised_regret": [math.nan] * len(r["realised_regret"])},  # NaN
+        lambda r: {**r, "setup_seconds": "1e400"},  # becomes inf once read as a number
+        lambda r: {**r, "extra": 1},  # a field no record has: made by other code
+        lambda r: "[" * 100_000 + "]" * 100_000,  # nested beyond the parser's recursion limit
     ],
-    ids=["wrong-config", "short", "missing-fields", "not-a-record"],
+    ids=[
+        "wrong-config",
+        "short",
+        "missing-fields",
+        "not-a-record",
+        "no-times",
+        "strings",
+        "nan",
+        "inf",
+        "foreign-field",
+        "deep",
+    ],
 )
 def test_inconsistent_record_counts_as_pending(tmp_path, edit):
     config = TINY.configs()[0]
     path = config.run().save(tmp_path / "trials")
-    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    edited = edit(json.loads(path.read_text()))
+    text = edited if isinstance(edited, str) else json.dumps(edited)
+    path.write_text(text.replace('"1e400"', "1e400"))
     with pytest.warns(RuntimeWarning, match="moved to"):
         _, todo = pending_configs([config], tmp_path)
     assert todo == [config] and not path.exists()
@@ -78,6 +98,38 @@ def test_full_disk_on_write_is_reported_and_leaves_no_partial_file(tmp_path, mon
     run_sweep(configs, tmp_path, backend="serial", progress=False)
     after = mtimes(trials)
     assert len(after) == 3 and all(after[k] == v for k, v in before.items())
+
+
+def test_records_and_reports_get_ordinary_permissions(tmp_path):
+    config = TINY.configs()[0]
+    path = config.run().save(tmp_path / "trials")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o644 & ~umask
+
+
+def test_a_full_disk_while_saving_a_figure_leaves_no_truncated_png(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from torch_advbandit.experiments.report import save_figure
+
+    target = tmp_path / "figure.png"
+    save_figure(plt.subplots()[0], target)
+    before = target.read_bytes()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+
+    def full(self, fh, **kwargs):
+        fh.write(b"\x89PNG partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(type(fig), "savefig", full)
+    with pytest.raises(OSError, match="No space"):
+        save_figure(fig, target)
+    assert target.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["figure.png"]
 
 
 def test_record_save_is_atomic(tmp_path, monkeypatch):

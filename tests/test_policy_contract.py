@@ -118,6 +118,7 @@ def _tampered(policy, **changes):
 
 BAD_CALLS = {
     "NaN reward": lambda p: p.update(p.select(), float("nan")),
+    "reward beyond ±1e100": lambda p: p.update(p.select(), 1e306),
     "index not the pending one": lambda p: p.update((p.select() + 1) % p.n, 0.1),
     "index out of range": lambda p: p.update(p.n, 0.1),
     "reward of the wrong type": lambda p: p.update(p.select(), "0.1"),
@@ -129,6 +130,12 @@ BAD_CALLS = {
         _tampered(p, generator_state=torch.zeros(3, dtype=torch.uint8))
     ),
     "state with a pending index out of range": lambda p: p.load_state_dict(_tampered(p, pending=p.n)),
+    "state from another candidate set": lambda p: p.load_state_dict(
+        _tampered(p, fingerprint={**p.fingerprint(), "candidates": (p.n, 1, "torch.float64", 0)})
+    ),
+    "state with an exploration distribution that is not one": lambda p: p.load_state_dict(
+        _tampered(p, exploration_probs=torch.full((p.n,), 1.0, dtype=p.candidates.dtype))
+    ),
     "state from another horizon": lambda p: p.load_state_dict(
         _tampered(p, hyperparameters={**p.hyperparameters(), "horizon": p.horizon + 1})
     ),
@@ -148,3 +155,49 @@ def test_a_rejected_call_leaves_the_policy_as_its_twin(name, bad):
         twin.select()
     same_state(policy.state_dict(), twin.state_dict())
     same(play(policy, 6, offset=4), play(twin, 6, offset=4))
+
+
+def _kernel_of(policy):
+    return getattr(policy, "kernel", None) or policy.estimator.kernel
+
+
+@pytest.mark.parametrize("failure", [RuntimeError, KeyboardInterrupt])
+@pytest.mark.parametrize("name", ["rls_kernelized_exp3", "wgp_ucb", "igp_ucb", "sw_gp_ucb", "r_gp_ucb"])
+def test_a_kernel_that_raises_once_inside_an_update_leaves_no_trace(name, failure):
+    """The update's kernel evaluation raises (out of memory, Ctrl-C): generator and state as before, retry works."""
+    n = 600 if name == "rls_kernelized_exp3" else 30  # 600 > 192·log(10): the dictionary is sampled
+    policy, twin = make(name, 2, n=n), make(name, 2, n=n)
+    play(policy, 3)
+    play(twin, 3)
+    i, j = policy.select(), twin.select()
+    assert i == j
+    kernel = _kernel_of(policy)
+
+    def boom(*args, **kwargs):
+        del kernel.forward  # raise once: the retry evaluates the kernel again
+        raise failure("injected")
+
+    kernel.forward = boom
+    with pytest.raises(failure, match="injected"):
+        policy.update(i, 0.3)
+    same_state(policy.state_dict(), twin.state_dict())
+    policy.update(i, 0.3)  # the retry succeeds and adds the observation once
+    twin.update(j, 0.3)
+    same_state(policy.state_dict(), twin.state_dict())
+    same(play(policy, 4, offset=4), play(twin, 4, offset=4))
+
+
+@pytest.mark.parametrize("name", ["kernelized_exp3", "kernelized_exp3_lowrank", "rls_kernelized_exp3", "apg_exp3"])
+def test_an_update_that_would_make_the_state_non_finite_is_refused(name):
+    policy, twin = make(name, 6), make(name, 6)
+    play(policy, 2)
+    play(twin, 2)
+    i = policy.select()
+    twin.select()
+    real = policy.estimator._estimate
+    policy.estimator._estimate = lambda *args: tuple(torch.full_like(v, math.inf) for v in real(*args))
+    with pytest.raises(ValueError, match="non-finite"):
+        policy.update(i, 0.5)
+    del policy.estimator._estimate
+    same_state(policy.state_dict(), twin.state_dict())
+    assert bool(torch.isfinite(policy.probabilities()).all())

@@ -187,6 +187,35 @@ def test_sigterm_stops_the_workers_too(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_sigkill_of_the_driver_takes_the_workers_with_it(tmp_path):
+    """``kill -9`` of the driver runs no handler: the kernel's parent-death signal must end the workers."""
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    cli = [sys.executable, "-m", "torch_advbandit.cli", "reproduce", "table3", "--quick", "--out", str(tmp_path)]
+    cli += ["--settings", "1", "--kernel", "se", "--policy", "kernelized_exp3", "--seeds", "2"]
+    cli += ["--horizon", "20000", "--functions", "30", "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cli, start_new_session=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:  # Manager + 2 workers
+            workers = _children(proc.pid)
+            time.sleep(0.1)
+        assert len(workers) >= 3, "the sweep must be running its workers for this test to mean anything"
+        time.sleep(2.0)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "worker processes outlived a killed driver"
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
 def test_ray_backend_runs_a_tiny_sweep_on_a_local_instance(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'torch_advbandit[ray]')")
     configs = TINY.configs()[:2]

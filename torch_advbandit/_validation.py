@@ -11,9 +11,16 @@ import numbers
 
 import torch
 
+#: Largest magnitude accepted for a candidate coordinate: squared distances must stay finite.
+MAX_ABS_COORDINATE = 1e100
+#: Largest magnitude accepted for a reward: estimates (reward × up to ``T/λ``) summed over rounds,
+#: and GP posteriors, must stay far inside float64's range (docs/robustness.rst).
+MAX_ABS_REWARD = 1e100
+
 
 def check_candidates(candidates: object, name: str = "candidates") -> torch.Tensor:
-    """Return ``candidates`` after checking it is a finite floating ``Tensor[n, d]`` with n ≥ 1."""
+    """Return ``candidates`` after checking it is a float32/float64 ``Tensor[n, d]`` with n ≥ 1 and
+    finite coordinates of magnitude at most :data:`MAX_ABS_COORDINATE`."""
     if not isinstance(candidates, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape (n, d), got {type(candidates).__name__}")
     if candidates.ndim != 2:
@@ -22,9 +29,31 @@ def check_candidates(candidates: object, name: str = "candidates") -> torch.Tens
         raise ValueError(f"{name} must have n ≥ 1 rows and d ≥ 1 columns, got {tuple(candidates.shape)}")
     if not candidates.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {candidates.dtype}")
-    if not bool(torch.isfinite(candidates).all()):
-        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
+    if candidates.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"{name} must be float64 (or float32, an explicit choice), got dtype {candidates.dtype}")
+    if not bool((candidates.abs() <= MAX_ABS_COORDINATE).all()):  # NaN compares False
+        raise ValueError(f"{name} must be finite with |coordinates| ≤ {MAX_ABS_COORDINATE:g} (no NaN or inf entries)")
     return candidates
+
+
+#: Largest confidence width ``β`` (and ``beta_scale``) accepted: BoTorch squares it.
+MAX_CONFIDENCE_WIDTH = 1e100
+
+
+def check_width(value: object, name: str) -> float:
+    """Return ``value`` as a float after checking ``0 ≤ value ≤ MAX_CONFIDENCE_WIDTH``."""
+    value = check_positive(value, name, allow_zero=True)
+    if value > MAX_CONFIDENCE_WIDTH:
+        raise ValueError(f"{name} must be at most {MAX_CONFIDENCE_WIDTH:g}, got {value:g}")
+    return value
+
+
+def check_reward(value: object, name: str = "reward") -> float:
+    """Return ``value`` as a float after checking it is a finite real with ``|value| ≤ MAX_ABS_REWARD``."""
+    value = check_real(value, name)
+    if abs(value) > MAX_ABS_REWARD:
+        raise ValueError(f"{name} must have magnitude at most {MAX_ABS_REWARD:g}, got {value:g}")
+    return value
 
 
 def check_positive(value: object, name: str, *, allow_zero: bool = False) -> float:

@@ -13,7 +13,7 @@ from botorch.generation.sampling import SamplingStrategy
 from botorch.sampling import MCSampler
 from gpytorch.kernels import Kernel
 
-from ._validation import check_positive
+from ._validation import check_int, check_width
 from .confidence import ConfidenceSettings, weighted_information_gain, wgp_beta
 from .kernels import kernel_matrix
 from .models import age_log_weights, discounted_gp
@@ -23,24 +23,33 @@ from .policies import RandomizedPolicy
 class CandidateIndex:
     """Exact row lookup ``x ↦ i`` with ``candidates[i] == x``, for batches of rows (any device).
 
-    Rows are hashed from their float bits (so the same row always gets the same key, whatever the
-    batch), keys are sorted once, and each lookup is a ``searchsorted`` plus an exact equality
-    check: ``O(b·(d + log n))`` per batch, ``O(n)`` memory.
+    Rows are hashed from their float bits (``-0.0`` and ``0.0`` are the same row), keys are sorted
+    once, and each lookup is a ``searchsorted`` plus an exact equality check; a row whose key is
+    shared by another row (a 64-bit collision) is resolved by comparing it with every candidate of
+    that key, so the lookup is exact. ``O(b·(d + log n))`` per batch, ``O(n)`` memory.
+
+    Duplicated candidates: copies of one row form a *group*; :meth:`__call__` returns the first
+    copy's index and :attr:`group_of` maps every candidate to its group, so that a probability of
+    "drawing this point" sums over the copies (:class:`Exp3LogProbability`).
 
     Example:
         >>> X = torch.rand(5, 2, dtype=torch.float64)
         >>> CandidateIndex(X)(X[[3, 0]])
         tensor([3, 0])
+        >>> CandidateIndex(torch.tensor([[0.0], [-0.0], [1.0]], dtype=torch.float64)).num_groups
+        2
     """
 
     def __init__(self, candidates: torch.Tensor) -> None:
-        self.candidates = candidates
-        keys = self._keys(candidates)
-        self.sorted_keys, self.order = torch.sort(keys)
+        self.candidates = candidates + 0.0  # -0.0 + 0.0 = +0.0: one bit pattern for zero
+        keys = self._keys(self.candidates)
+        self.sorted_keys, self.order = torch.sort(keys, stable=True)
+        _, self.group_of = torch.unique(self.candidates, dim=0, return_inverse=True)
+        self.num_groups = int(self.group_of.max()) + 1
 
     @staticmethod
     def _keys(rows: torch.Tensor) -> torch.Tensor:
-        bits = rows.to(torch.float64).contiguous().view(torch.int64)
+        bits = (rows.to(torch.float64) + 0.0).contiguous().view(torch.int64)
         key = torch.zeros(rows.shape[:-1], dtype=torch.int64, device=rows.device)
         for j in range(rows.shape[-1]):  # polynomial hash, wrapping int64 arithmetic
             key = key * 1_000_003 + (bits[..., j] ^ (bits[..., j] >> 29))
@@ -50,14 +59,42 @@ class CandidateIndex:
         """``LongTensor[...]`` of candidate indices of the rows of ``X`` (``Tensor[..., d]``).
 
         Raises:
-            ValueError: a row of ``X`` is not one of the candidates.
+            ValueError: ``X`` has another ``d``, or a row of ``X`` is not one of the candidates.
         """
-        keys = self._keys(X)
-        pos = torch.searchsorted(self.sorted_keys, keys.reshape(-1)).clamp_max(self.order.numel() - 1)
-        index = self.order[pos].reshape(keys.shape)
-        if not bool((self.candidates[index] == X.to(self.candidates)).all()):
-            raise ValueError("X must consist of rows of the policy's candidates")
-        return index
+        d = self.candidates.shape[-1]
+        if not isinstance(X, torch.Tensor) or X.ndim < 1 or X.shape[-1] != d:
+            raise ValueError(f"X must have rows of d = {d} coordinates, got shape {tuple(getattr(X, 'shape', ()))}")
+        rows = X.to(self.candidates) + 0.0
+        keys = self._keys(rows).reshape(-1)
+        flat = rows.reshape(-1, d)
+        pos = torch.searchsorted(self.sorted_keys, keys).clamp_max(self.order.numel() - 1)
+        index = self.order[pos]
+        ok = (self.candidates[index] == flat).all(-1)
+        if not bool(ok.all()):  # absent rows, or a key shared by distinct rows: compare exactly
+            for r in (~ok).nonzero().reshape(-1).tolist():
+                lo = int(torch.searchsorted(self.sorted_keys, keys[r : r + 1]))
+                hi = int(torch.searchsorted(self.sorted_keys, keys[r : r + 1], right=True))
+                same = self.order[lo:hi][(self.candidates[self.order[lo:hi]] == flat[r]).all(-1)]
+                if same.numel() == 0:
+                    raise ValueError("X must consist of rows of the policy's candidates")
+                index[r] = same.min()
+        return index.reshape(X.shape[:-1])
+
+    def group_log_sum_exp(self, values: torch.Tensor) -> torch.Tensor:
+        """``log Σ_{copies} exp(values)`` for each candidate, ``Tensor[n]`` (``values`` itself without duplicates).
+
+        Example:
+            >>> index = CandidateIndex(torch.tensor([[0.0], [0.0], [1.0]], dtype=torch.float64))
+            >>> index.group_log_sum_exp(torch.log(torch.tensor([0.25, 0.25, 0.5], dtype=torch.float64))).exp()
+            tensor([0.5000, 0.5000, 0.5000], dtype=torch.float64)
+        """
+        if self.num_groups == values.shape[0]:
+            return values
+        top = torch.full((self.num_groups,), -torch.inf, dtype=values.dtype, device=values.device)
+        top = top.scatter_reduce(0, self.group_of, values, "amax")
+        shift = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+        total = torch.zeros_like(top).scatter_add(0, self.group_of, (values - shift[self.group_of]).exp())
+        return (total.log() + shift)[self.group_of]
 
 
 def _exp3_policy(policy) -> RandomizedPolicy:
@@ -114,7 +151,9 @@ class Exp3LogProbability(AcquisitionFunction):
 
     ``optimize_acqf_discrete(Exp3LogProbability(policy), q=1, choices=policy.candidates)`` returns
     the current mode of ``P_t`` (the exploit choice; sampling from ``P_t`` is
-    :class:`Exp3SamplingStrategy`). Rows of ``X`` must be candidates (exact lookup).
+    :class:`Exp3SamplingStrategy`). Rows of ``X`` must be candidates (exact lookup). A candidate
+    listed more than once is one point: its value is the log of the probability of drawing any of
+    its copies, ``log Σ_copies P_t``.
 
     Example:
         >>> from botorch.optim import optimize_acqf_discrete
@@ -133,15 +172,15 @@ class Exp3LogProbability(AcquisitionFunction):
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         if X.ndim < 2 or X.shape[-2] != 1:
             raise ValueError(f"X must have shape b × 1 × d (q = 1), got {tuple(X.shape)}")
-        return self.policy.log_probabilities()[self.lookup(X[..., 0, :])]
+        return self.lookup.group_log_sum_exp(self.policy.log_probabilities())[self.lookup(X[..., 0, :])]
 
 
 def _discounted_model_and_beta(train_X, train_Y, kernel, discount, lam, beta, beta_scale, confidence, horizon):
+    beta_scale = check_width(beta_scale, "beta_scale")
+    beta = None if beta is None else check_width(beta, "beta")
+    horizon = None if horizon is None else check_int(horizon, "horizon", minimum=1)
     model = discounted_gp(train_X, train_Y, kernel, discount=discount, lam=lam)
-    beta_scale = check_positive(beta_scale, "beta_scale", allow_zero=True)
-    if beta is not None:
-        beta = check_positive(beta, "beta", allow_zero=True)
-    else:
+    if beta is None:
         t = train_X.shape[0]
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)
         K = kernel_matrix(model.covar_module, train_X, train_X)

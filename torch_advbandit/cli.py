@@ -138,6 +138,20 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_device(device: str) -> None:
+    """``--device`` must name a device type (and index) this machine has."""
+    import torch
+
+    from .experiments.trials import check_device_name
+
+    name = check_device_name(device)
+    kind = name.split(":")[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: no CUDA device is available on this machine")
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"--device {name}: MPS is not available on this machine")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``torch-advbandit`` console script; returns the exit status.
 
@@ -152,11 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
+        _check_device(args.device)
         if args.command == "run":
             return _run(args)
         if args.command == "reproduce":
             return _reproduce(args)
-    except (ValueError, TypeError, RuntimeError) as exc:
+    except (ValueError, TypeError, RuntimeError, OSError) as exc:  # OSError: --out unwritable, a full disk
         print(f"torch-advbandit: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

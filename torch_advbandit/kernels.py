@@ -91,7 +91,40 @@ def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel
         raise ValueError(f"{name} must satisfy k(x, x) ≤ 1 on the candidates, max is {float(diag.max()):.6g}")
     if float(diag.min()) <= 0:
         raise ValueError(f"{name} must satisfy k(x, x) > 0 on the candidates")
+    check_psd_sample(kernel, candidates, name)
     return kernel
+
+
+#: Points of the candidate set on which :func:`check_psd_sample` evaluates the kernel matrix.
+PSD_SAMPLE_SIZE = 64
+
+
+def check_psd_sample(kernel: Kernel, candidates: torch.Tensor, name: str = "kernel") -> None:
+    """Raise ``ValueError`` unless ``K`` on an evenly spaced sample of at most 64 candidates is finite,
+    symmetric and positive semi-definite (smallest eigenvalue ``≥ −m·√ε·max k``): a cheap check, at
+    construction, for kernels that would fail rounds later.
+
+    Example:
+        >>> X = torch.linspace(0, 1, 200, dtype=torch.float64).unsqueeze(-1)
+        >>> check_psd_sample(make_kernel("matern32", 1), X)  # a kernel: no error
+    """
+    n = candidates.shape[0]
+    idx = torch.linspace(0, n - 1, min(n, PSD_SAMPLE_SIZE), dtype=torch.float64, device=candidates.device)
+    idx = idx.round().long().unique()
+    S = candidates[idx]
+    K = kernel_matrix(kernel, S, S)
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError(f"{name} must be finite on the candidates (its matrix on a sample has NaN or inf)")
+    scale = float(K.diagonal().abs().max())
+    eps = torch.finfo(K.dtype).eps
+    if float((K - K.mT).abs().max()) > 1e3 * eps * scale:
+        raise ValueError(f"{name} must be symmetric: k(x, y) ≠ k(y, x) on a sample of the candidates")
+    smallest = float(torch.linalg.eigvalsh(K)[0])
+    if smallest < -K.shape[0] * eps**0.5 * scale:
+        raise ValueError(
+            f"{name} must be positive semi-definite: its matrix on a sample of the candidates has eigenvalue "
+            f"{smallest:.3g}"
+        )
 
 
 def _block_rows(num_cols: int, block_entries: int) -> int:

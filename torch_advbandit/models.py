@@ -116,8 +116,8 @@ def discounted_gp(
     lam = check_positive(lam, "lam")
     if ages is None:
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)
-    elif not isinstance(ages, torch.Tensor) or ages.shape != (t,) or bool((ages < 0).any()):
-        raise ValueError(f"ages must be a non-negative tensor of shape ({t},)")
+    elif not isinstance(ages, torch.Tensor) or ages.shape != (t,) or not bool((ages >= 0).all()):  # NaN fails
+        raise ValueError(f"ages must be a non-negative (not NaN) tensor of shape ({t},)")
     keep, noise = discounted_noise(ages.to(train_X), discount, lam)
     return fixed_noise_gp(train_X[keep], train_Y[keep], noise, frozen_kernel(kernel, train_X))
 

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 
 import torch
 
-from .._validation import check_index, check_probs, check_real
+from .._validation import check_index, check_probs, check_reward
 
 
 class IPSEstimator(ABC):
@@ -49,7 +49,7 @@ class IPSEstimator(ABC):
         """
         probs = check_probs(probs, self.n, self.candidates)
         index = check_index(index, self.n)
-        reward = check_real(reward, "reward")
+        reward = check_reward(reward, "reward")
         return self._estimate(probs, index, reward, generator)
 
     def diagnostics(self) -> dict[str, float]:

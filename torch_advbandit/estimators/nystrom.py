@@ -72,13 +72,15 @@ class NystromIPSEstimator(IPSEstimator):
 
     def _estimate(self, probs, index, reward, generator):
         sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)
-        self.last_sample = sample
-        return self.estimate_with_sample(probs, index, reward, sample)
+        out = self.estimate_with_sample(probs, index, reward, sample)
+        self.last_sample = sample  # only once the round succeeded
+        return out
 
     def _estimate_batch(self, probs, indices, rewards, generator):
         sample = self.selector.select(self.kernel, self.candidates, self.ridge, probs, generator)  # one dictionary
+        out = self.estimate_with_sample(probs, indices, rewards / indices.numel(), sample)
         self.last_sample = sample
-        return self.estimate_with_sample(probs, indices, rewards / indices.numel(), sample)
+        return out
 
     def estimate_with_sample(
         self, probs: torch.Tensor, index: int | torch.Tensor, reward: float | torch.Tensor, sample: NystromSample

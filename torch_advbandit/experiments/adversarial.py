@@ -13,7 +13,7 @@ from ..kernels import KERNEL_NAMES, make_kernel
 from .records import TrialRecord
 from .runner import machine_info, play
 from .settings import POLICIES, SETTINGS
-from .trials import register_trial_kind
+from .trials import check_device_name, register_trial_kind
 
 #: Environments a trial can face: the paper's adaptive adversary and the lower-bound instance.
 ENVIRONMENTS = ("adaptive", "lower_bound")
@@ -73,6 +73,7 @@ class TrialConfig:
             raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_device_name(self.device)
 
     @property
     def rounds_to_run(self) -> int:

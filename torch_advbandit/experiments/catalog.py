@@ -15,7 +15,7 @@ from pathlib import Path
 from .adversarial import TrialConfig
 from .drift import figure1_configs
 from .grids import GRIDS
-from .records import TrialRecord
+from .records import TrialRecord, atomic_file
 from .report import markdown_table, plot_regret, summarize, write_csv
 from .settings import ONE_ROUND_TIMING
 from .tables import (
@@ -88,7 +88,7 @@ def _grid_configs(name: str) -> Callable[[Options], list[Trial]]:
 def _table3_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
     rows = summarize(records)
     table = table3_markdown(rows)
-    (out / "table3.md").write_text(f"{table}\n\n{markdown_table(rows)}\n")
+    _write_text(out / "table3.md", f"{table}\n\n{markdown_table(rows)}\n")
     return table, [write_csv(rows, out / "summary.csv"), out / "table3.md", *plot_settings(records, out)]
 
 
@@ -96,7 +96,7 @@ def _growth_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Pat
     rows = summarize(records)
     growth = growth_rows(rows)
     table = growth_markdown(growth)
-    (out / "growth.md").write_text(table + "\n")
+    _write_text(out / "growth.md", table + "\n")
     return table, [write_csv(rows, out / "summary.csv"), out / "growth.md", plot_growth(growth, out)]
 
 
@@ -110,8 +110,14 @@ def _figure1_configs(options: Options) -> list[Trial]:
 
 def _figure1_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
     table = figure1_markdown(records)
-    (out / "figure1.md").write_text(table + "\n")
+    _write_text(out / "figure1.md", table + "\n")
     return table, [out / "figure1.md", plot_figure1(records, out)]
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a table file atomically (:func:`~torch_advbandit.experiments.records.atomic_file`)."""
+    with atomic_file(path) as fh:
+        fh.write(text)
 
 
 #: ``torch-advbandit reproduce`` experiments by name.
@@ -169,5 +175,5 @@ def summary_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Pat
     """
     rows = summarize(records)
     table = markdown_table(rows)
-    (out / "summary.md").write_text(table + "\n")
+    _write_text(out / "summary.md", table + "\n")
     return table, [out / "summary.md", write_csv(rows, out / "summary.csv"), *plot_regret(records, out)]

@@ -21,7 +21,7 @@ from ..parameters import nonstationary_discount
 from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
 from .runner import machine_info, play
-from .trials import register_trial_kind
+from .trials import check_device_name, register_trial_kind
 
 #: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
@@ -93,6 +93,7 @@ class DriftTrialConfig:
             raise ValueError(f"noise_std must be finite and ≥ 0, got {self.noise_std!r}")
         if not (math.isfinite(self.beta_scale) and self.beta_scale > 0):
             raise ValueError(f"beta_scale must be finite and > 0, got {self.beta_scale!r}")
+        check_device_name(self.device)
 
     @property
     def rounds_to_run(self) -> int:

@@ -8,10 +8,12 @@ protocol and the registry that rebuilds a configuration from its record).
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,22 +77,99 @@ class TrialRecord:
         data = asdict(self)
         data["round_seconds"] = [_significant(s) for s in self.round_seconds]
         data["setup_seconds"] = _significant(self.setup_seconds)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(data, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_file(path) as fh:
+            json.dump(data, fh)
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> TrialRecord:
-        with open(path) as fh:
-            return cls(**json.load(fh))
+        """Read a record; ``ValueError`` if the file is not a record (see :meth:`validate`)."""
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+        except RecursionError as exc:  # JSON nested beyond Python's recursion limit
+            raise ValueError(f"{path} is nested too deeply to be a record") from exc
+        if not isinstance(data, dict) or set(data) - RECORD_FIELDS or not REQUIRED_FIELDS <= set(data):
+            raise ValueError(f"{path} does not have a record's fields")
+        return cls(**data)
+
+    def validate(self, rounds: int) -> None:
+        """Raise ``ValueError`` unless every field has its type, ``rounds`` entries and finite numbers.
+
+        Example:
+            >>> record = TrialRecord({"seed": 0}, [1.0], [1.0], [0], [0.1], 0.5)
+            >>> record.validate(1)
+            >>> TrialRecord({"seed": 0}, [float("nan")], [1.0], [0], [0.1], 0.5).validate(1)
+            Traceback (most recent call last):
+                ...
+            ValueError: expected_regret must hold 1 finite numbers
+        """
+        for name in ("expected_regret", "realised_regret", "round_seconds"):
+            _check_numbers(getattr(self, name), rounds, name)
+        chosen = self.chosen
+        if not isinstance(chosen, list) or len(chosen) != rounds or not all(_is_int(i) and i >= 0 for i in chosen):
+            raise ValueError(f"chosen must hold {rounds} non-negative integers")
+        if not (_is_number(self.setup_seconds) and self.setup_seconds >= 0):
+            raise ValueError("setup_seconds must be a finite number ≥ 0")
+        if not isinstance(self.config, dict) or not isinstance(self.environment, dict):
+            raise ValueError("config and environment must be objects")
+        if not isinstance(self.diagnostics, dict):
+            raise ValueError("diagnostics must be an object")
+        for name, values in self.diagnostics.items():
+            _check_numbers(values, rounds, f"diagnostics[{name!r}]", allow_nan=True)
+
+
+RECORD_FIELDS = frozenset(TrialRecord.__dataclass_fields__)
+REQUIRED_FIELDS = frozenset(
+    {"config", "expected_regret", "realised_regret", "chosen", "round_seconds", "setup_seconds"}
+)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+
+
+def _check_numbers(values, rounds: int, name: str, *, allow_nan: bool = False) -> None:
+    ok = isinstance(values, list) and len(values) == rounds
+    ok = ok and all(_is_number(v) or (allow_nan and isinstance(v, float) and math.isnan(v)) for v in values)
+    if not ok:
+        raise ValueError(f"{name} must hold {rounds} finite numbers")
+
+
+@contextmanager
+def atomic_file(path: str | Path, mode: str = "w", **open_kwargs) -> Iterator:
+    """Write ``path`` all or nothing: a temporary file in the same folder, ``fsync``, then ``rename``.
+
+    The file gets ordinary permissions (``0644`` less the umask). A failure — a full disk, an
+    exception while writing — leaves the previous file, if any, untouched and no temporary file.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "table.md"
+        >>> with atomic_file(target) as fh:
+        ...     _ = fh.write("| a |")
+        >>> target.read_text()
+        '| a |'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o644 & ~umask)
+        with os.fdopen(fd, mode, **open_kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 #: Significant digits of the wall times in a saved record.
@@ -133,8 +212,9 @@ def pending_configs(configs: Iterable[Trial], out_dir: str | Path) -> tuple[list
 def _valid_record(path: Path, config: Trial) -> bool:
     """Whether ``path`` holds a complete record of ``config``; a damaged file is moved aside.
 
-    A record that does not parse, belongs to another configuration or has the wrong number of
-    rounds (a crash while writing, a disk that filled up, an edit by hand) is renamed to
+    A record that does not parse, fails :meth:`TrialRecord.validate` (types, lengths, finite
+    numbers) or belongs to another configuration (a crash while writing, a disk that filled up, an
+    edit by hand, a file made by other code) is renamed to
     ``<key>.json.corrupt[-k]`` with a ``RuntimeWarning`` — kept for inspection, never silently
     trusted or deleted — and the trial counts as pending.
     """
@@ -142,8 +222,9 @@ def _valid_record(path: Path, config: Trial) -> bool:
         return False
     try:
         record = TrialRecord.load(path)
-        ok = config_from_dict(record.config) == config and len(record.expected_regret) == config.rounds_to_run
-    except (OSError, ValueError, TypeError, KeyError):  # JSONDecodeError is a ValueError
+        record.validate(config.rounds_to_run)
+        ok = config_from_dict(record.config) == config
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
         ok = False
     if ok:
         return True

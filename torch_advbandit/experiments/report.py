@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .records import TrialRecord
+from .records import TrialRecord, atomic_file
 from .settings import POLICY_LABELS
 
 
@@ -69,7 +69,7 @@ def mean_se_curve(curves: list[list[float]]):
 
 
 def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
-    """``tight_layout``, write ``path`` as PNG, close the figure; returns the path.
+    """``tight_layout``, write ``path`` as PNG (atomically), close the figure; returns the path.
 
     Example:
         >>> import matplotlib.pyplot as plt
@@ -82,9 +82,11 @@ def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        with atomic_file(path, "wb") as fh:  # a full disk leaves no truncated PNG
+            fig.savefig(fh, format="png", dpi=dpi)
+    finally:
+        plt.close(fig)
     return Path(path)
 
 
@@ -171,7 +173,7 @@ def write_csv(rows: list[SummaryRow], path: str | Path) -> Path:
     """
     path = Path(path)
     fields = list(SummaryRow.__dataclass_fields__)
-    with open(path, "w", newline="") as fh:
+    with atomic_file(path, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(fields)
         for r in rows:

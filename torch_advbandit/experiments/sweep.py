@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import queue as queue_module
 import signal
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -224,14 +225,39 @@ def _run_serial(todo, trial_dir, bars) -> list[tuple[str, str]]:
     return failures
 
 
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this process when the driver ``parent`` dies, whatever killed it.
+
+    On Linux the kernel delivers ``SIGKILL`` on the parent's death (``prctl(PR_SET_PDEATHSIG)``), so
+    even a ``kill -9`` of the driver leaves no worker running; a parent that died before the call
+    is caught by comparing ``getppid()``. Elsewhere this does nothing (SIGTERM and Ctrl-C still stop
+    the workers through the interrupt path).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # pragma: no cover - no prctl in this libc
+            return
+        if os.getppid() != parent:
+            os._exit(1)
+
+
 def _run_local(todo, trial_dir, bars, workers, threads) -> list[tuple[str, str]]:
     import multiprocessing
+    from multiprocessing.managers import SyncManager
 
     context = multiprocessing.get_context("spawn")  # fork is unsafe with torch's thread pools
     failures = []
-    with context.Manager() as manager:
+    manager = SyncManager(ctx=context)
+    manager.start(_die_with_parent, (os.getpid(),))  # the queue's server process dies with the driver too
+    with manager:  # shut down on the way out
         q = manager.Queue()
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
+        )
+        with pool:
             futures = {pool.submit(execute_trial, asdict(c), threads, q): c for c in todo}
             try:
                 while futures:

@@ -8,6 +8,7 @@ storage layer (:mod:`~torch_advbandit.experiments.records`) never needs to know 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -83,3 +84,24 @@ def config_from_dict(config: dict[str, Any]) -> Trial:
         if set(config) <= names and required <= set(config):
             return cls(**config)
     raise ValueError(f"no trial kind has the fields {sorted(config)}")
+
+
+_DEVICE = re.compile(r"(cpu|cuda|mps)(:[0-9]+)?")
+
+
+def check_device_name(device: object) -> str:
+    """``device`` if it names a torch device type with an optional index (``cpu``, ``cuda:1``, …).
+
+    Device names become part of record file names, so nothing else is accepted.
+
+    Example:
+        >>> check_device_name("cuda:0")
+        'cuda:0'
+        >>> check_device_name("/../x")
+        Traceback (most recent call last):
+            ...
+        ValueError: device must be cpu, cuda, mps or one of them with an index (cuda:1), got '/../x'
+    """
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise ValueError(f"device must be cpu, cuda, mps or one of them with an index (cuda:1), got {device!r}")
+    return device

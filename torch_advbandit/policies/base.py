@@ -8,9 +8,9 @@ from typing import Any
 
 import torch
 
-from .._validation import check_candidates, check_generator, check_index, check_int, check_real
+from .._validation import check_candidates, check_generator, check_index, check_int, check_reward
 from ..sampling import sample_from_log_probs
-from .settings import capture_settings, same_settings
+from .settings import capture_settings, same_settings, tensor_digest
 
 
 class Policy(ABC):
@@ -61,6 +61,7 @@ class Policy(ABC):
         self.candidates = check_candidates(candidates)
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.generator = check_generator(generator, self.candidates.device)
+        self._candidates_digest = tensor_digest(self.candidates)
         self.t = 0
         self._pending: int | None = None
 
@@ -85,11 +86,11 @@ class Policy(ABC):
             if isinstance(self._pending, tuple):
                 raise ValueError(f"a batch of {len(self._pending)} draws is pending: call select({len(self._pending)})")
             if self._pending is None:
-                self._pending = self._draw()
+                self._pending = self._atomically(self._draw)
             return self._pending
         q = check_int(q, "q", minimum=1)
         if self._pending is None:
-            self._pending = tuple(int(i) for i in self._draw_batch(q).tolist())
+            self._pending = tuple(int(i) for i in self._atomically(self._draw_batch, q).tolist())
         elif not isinstance(self._pending, tuple) or len(self._pending) != q:
             raise ValueError(f"another selection is pending ({self._pending}); update it before select(q={q})")
         return torch.tensor(self._pending, dtype=torch.long, device=self.candidates.device)
@@ -107,19 +108,30 @@ class Policy(ABC):
         """
         if isinstance(self._pending, tuple):
             indices, rewards = self._check_batch(index, reward)
-            self._update_batch(indices, rewards)
+            self._atomically(self._update_batch, indices, rewards)
             self._pending = None
             self.t += 1
             return
         index = check_index(index, self.n)
-        reward = check_real(reward, "reward")
+        reward = check_reward(reward, "reward")
         if self._pending is None:
             raise ValueError("update called without a pending select(); call select() first")
         if index != self._pending:
             raise ValueError(f"index must be the pending selection {self._pending}, got {index}")
-        self._update(index, reward)
+        self._atomically(self._update, index, reward)
         self._pending = None
         self.t += 1
+
+    def _atomically(self, step, *args):
+        """Run ``step(*args)`` (a draw or an update); if it raises — a rejected reward, a kernel that
+        raises, an interrupt — the generator is put back, so the policy is exactly as before (the
+        steps themselves assign their state only at the end)."""
+        saved = self.generator.get_state()
+        try:
+            return step(*args)
+        except BaseException:
+            self.generator.set_state(saved)
+            raise
 
     def _check_batch(self, index, reward) -> tuple[torch.Tensor, torch.Tensor]:
         pending = self._pending
@@ -129,7 +141,7 @@ class Policy(ABC):
         rewards = reward.tolist() if isinstance(reward, torch.Tensor) else reward
         if not isinstance(rewards, (list, tuple)) or len(rewards) != len(pending):
             raise ValueError(f"reward must hold {len(pending)} values, one per pending draw")
-        rewards = [check_real(r[0] if isinstance(r, list) and len(r) == 1 else r, "reward") for r in rewards]
+        rewards = [check_reward(r[0] if isinstance(r, list) and len(r) == 1 else r, "reward") for r in rewards]
         like = self.candidates
         return (
             torch.tensor(pending, dtype=torch.long, device=like.device),
@@ -174,6 +186,22 @@ class Policy(ABC):
         """
         return dict(self.__dict__.get("_settings", {"horizon": self.horizon}))
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What a state belongs to: the candidate set (shape, dtype, a digest of its values) and the kernel
+        (its modules and a digest of its hyperparameters). Saved with every state and compared on load.
+
+        Example:
+            >>> from torch_advbandit import UniformRandom
+            >>> X = torch.rand(5, 1, dtype=torch.float64)
+            >>> UniformRandom(X, None, 3).fingerprint()["candidates"][:2]
+            (5, 1)
+        """
+        c = self.candidates
+        return {
+            "candidates": (c.shape[0], c.shape[1], str(c.dtype), self._candidates_digest),
+            "kernel": self.__dict__.get("_kernel_fingerprint"),
+        }
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue identically: round, pending draw, RNG state, settings, learned state."""
         return {
@@ -181,6 +209,7 @@ class Policy(ABC):
             "pending": list(self._pending) if isinstance(self._pending, tuple) else self._pending,
             "generator_state": self.generator.get_state(),
             "n": self.n,
+            "fingerprint": self.fingerprint(),
             "hyperparameters": self.hyperparameters(),
             **self._extra_state(),
         }
@@ -198,15 +227,21 @@ class Policy(ABC):
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict, got {type(state).__name__}")
-        missing = {"t", "pending", "generator_state", "n", "hyperparameters"} - set(state)
-        if missing:
-            raise ValueError(f"state is missing keys {sorted(missing)}")
+        expected = {"t", "pending", "generator_state", "n", "fingerprint", "hyperparameters", *self._extra_state()}
+        if set(state) != expected:
+            missing, unknown = sorted(expected - set(state)), sorted(set(state) - expected)
+            raise ValueError(f"state does not fit this policy: missing keys {missing}, unknown keys {unknown}")
         if state["n"] != self.n:
             raise ValueError(f"state is for {state['n']} candidates, this policy has {self.n}")
-        expected = self.hyperparameters()
-        if not same_settings(state["hyperparameters"], expected):
+        mine = self.fingerprint()
+        theirs = state["fingerprint"] if isinstance(state["fingerprint"], dict) else {}
+        for part in ("candidates", "kernel"):
+            if theirs.get(part) != mine[part]:
+                raise ValueError(f"state belongs to another {'candidate set' if part == 'candidates' else part}")
+        settings = self.hyperparameters()
+        if not same_settings(state["hyperparameters"], settings):
             saved = state["hyperparameters"]
-            raise ValueError(f"state was saved with hyperparameters {saved}, this policy has {expected}")
+            raise ValueError(f"state was saved with hyperparameters {saved}, this policy has {settings}")
         t = check_int(state["t"], "state['t']", minimum=0)
         pending = state["pending"]
         if isinstance(pending, (list, tuple)):
@@ -299,4 +334,4 @@ def state_tensor(state: dict[str, Any], key: str, like: torch.Tensor) -> torch.T
         raise ValueError(f"state[{key!r}] must be a tensor of shape {tuple(like.shape)}")
     if not bool(torch.isfinite(value).all()):
         raise ValueError(f"state[{key!r}] must be finite")
-    return value.to(dtype=like.dtype, device=like.device).clone()
+    return value.detach().to(dtype=like.dtype, device=like.device).clone()

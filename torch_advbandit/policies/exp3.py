@@ -111,10 +111,14 @@ class Exp3Policy(RandomizedPolicy):
         self._add(*self.estimator._estimate_batch(probs, indices, rewards, self.generator))
 
     def _add(self, f_hat: torch.Tensor, width: torch.Tensor) -> None:
-        optimistic = f_hat + self.beta * width
-        if not bool(torch.isfinite(optimistic).all()):
-            raise FloatingPointError("the estimator returned non-finite values; the policy is unchanged")
-        self.cumulative_reward = self.cumulative_reward + optimistic
+        """Commit ``S_t = S_{t−1} + f̂_t + β·w_t`` once the *new* state is checked: ``η·S_t`` finite."""
+        cumulative = self.cumulative_reward + (f_hat + self.beta * width)
+        if not bool(torch.isfinite(cumulative * self.eta).all()):
+            raise ValueError(
+                "reward: the update would make η·S non-finite (rewards beyond what the arithmetic carries, or an "
+                "estimator returning NaN/inf); the policy is unchanged"
+            )
+        self.cumulative_reward = cumulative
         self._log_probs = None
 
     def diagnostics(self) -> dict[str, float]:

@@ -18,7 +18,7 @@ from botorch.acquisition import UpperConfidenceBound
 from botorch.optim import optimize_acqf_discrete
 from gpytorch.kernels import Kernel
 
-from .._validation import check_int, check_positive, check_unit_interval
+from .._validation import check_int, check_positive, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain, wgp_beta
 from ..kernels import kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
@@ -79,8 +79,8 @@ class GPUCBPolicy(Policy):
         self.kernel = frozen_kernel(kernel, self.candidates)
         self.lam = 1.0 + 2.0 / self.horizon if lam is None else check_positive(lam, "lam")
         self.discount = check_unit_interval(discount, "discount")
-        self.beta = None if beta is None else check_positive(beta, "beta")
-        self.beta_scale = check_positive(beta_scale, "beta_scale")
+        self.beta = None if beta is None else check_width(check_positive(beta, "beta"), "beta")
+        self.beta_scale = check_width(check_positive(beta_scale, "beta_scale"), "beta_scale")
         self.confidence = ConfidenceSettings(rkhs_bound, noise_bound, delta)
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         like = self.candidates

@@ -46,6 +46,8 @@ def capture_settings(init: Callable, exclude: frozenset[str] = frozenset()) -> C
             kind = signature.parameters[name].kind
             items = value.items() if kind is inspect.Parameter.VAR_KEYWORD else [(name, value)]
             for key, item in items:
+                if key == "kernel" and "_kernel_fingerprint" not in self.__dict__:
+                    self._kernel_fingerprint = kernel_fingerprint(item)
                 if key not in NOT_SETTINGS and key not in exclude and kind is not inspect.Parameter.VAR_POSITIONAL:
                     settings.setdefault(key, _frozen(item))
         init(self, *args, **kwargs)
@@ -98,3 +100,38 @@ def same_settings(a: Any, b: dict[str, Any]) -> bool:
         (True, False)
     """
     return isinstance(a, dict) and a.keys() == b.keys() and all(same_setting(a[k], b[k]) for k in a)
+
+
+def tensor_digest(x: torch.Tensor) -> int:
+    """A digest of a tensor's values, computed on its device: the bit patterns, mixed and weighted by
+    position, summed modulo ``2⁶⁴`` — exact whatever the reduction order, so the same on every machine,
+    device and thread count (shape and dtype are compared separately).
+
+    Example:
+        >>> a = torch.tensor([0.1, 0.2], dtype=torch.float64)
+        >>> tensor_digest(a) == tensor_digest(a.clone()), tensor_digest(a) == tensor_digest(a.flip(0))
+        (True, False)
+    """
+    flat = x.detach().contiguous().reshape(-1)
+    width = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[flat.element_size()]
+    bits = flat.view(width).to(torch.int64)
+    bits = bits ^ (bits >> 29)
+    weights = torch.arange(1, bits.numel() + 1, dtype=torch.int64, device=bits.device) * 0x2545F4914F6CDD1D
+    return int((bits * (weights | 1)).sum())
+
+
+def kernel_fingerprint(kernel: Any) -> tuple:
+    """What identifies a kernel: its modules' types (and Matérn ``ν``) and the digests of its parameters.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> kernel_fingerprint(make_kernel("se", 1)) == kernel_fingerprint(make_kernel("se", 1))
+        True
+        >>> kernel_fingerprint(make_kernel("se", 1)) == kernel_fingerprint(make_kernel("se", 1, lengthscale=0.2))
+        False
+    """
+    if not isinstance(kernel, torch.nn.Module):
+        return (type(kernel).__name__,)
+    modules = tuple((name, type(m).__name__, getattr(m, "nu", None)) for name, m in kernel.named_modules())
+    params = tuple((n, tuple(p.shape), tensor_digest(p.to(torch.float64))) for n, p in kernel.named_parameters())
+    return modules + params
