@@ -38,3 +38,11 @@ def test_g_optimal_exploration_distribution():
     X = grid(40)
     pi = exploration_distribution("g_optimal", make_kernel("se", 1), X, noise=1.0, length=20)
     assert pi.shape == (40,) and float(pi.sum()) == pytest.approx(1.0) and (pi >= 0).all()
+
+
+def test_frank_wolfe_warns_when_it_stops_at_max_iter_above_its_tolerance():
+    F = torch.randn(50, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with pytest.warns(RuntimeWarning, match="duality gap"):
+        g_optimal_feature_design(F, tol=1e-6, max_iter=3)
+    pi = g_optimal_feature_design(F, tol=1e-2, max_iter=5000)  # converges: no warning
+    assert float(feature_leverage(F, pi).max()) <= 6 * 1.01

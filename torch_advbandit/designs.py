@@ -10,6 +10,7 @@ D-optimal design is also G-optimal).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -38,7 +39,8 @@ def frank_wolfe_design(
         init: the starting design, ``Tensor[n]`` (uniform in the paper).
         step: ``(k, w, j) ↦ γ``; default ``1/(k + 2)`` (docs/algorithms.rst §2).
         tol: stop once ``max w − Σ π w ≤ tol · Σ π w``.
-        max_iter: iteration cap (the design reached is returned either way).
+        max_iter: iteration cap; the design reached is returned either way, with a
+            ``RuntimeWarning`` stating the duality gap when it is above ``tol``.
 
     Returns:
         ``Tensor[n]``, the design, summing to one.
@@ -56,10 +58,20 @@ def frank_wolfe_design(
         j = int(torch.argmax(w))
         mean = float(pi @ w)
         if float(w[j]) - mean <= tol * mean:
-            break
+            return pi
         gamma = 1.0 / (k + 2) if step is None else step(k, w, j)
         pi.mul_(1.0 - gamma)
         pi[j] += gamma
+    w = leverage(pi)
+    mean = float(pi @ w)
+    gap = (float(w.max()) - mean) / mean
+    if gap > tol:
+        warnings.warn(
+            f"Frank–Wolfe design stopped at max_iter={max_iter} with relative duality gap {gap:.3g} > tol {tol:g}: "
+            "the design is that far from optimal (raise max_iter for a tighter one)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return pi
 
 
