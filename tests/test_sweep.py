@@ -155,23 +155,31 @@ def _alive(pid):
         return False
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
-def test_sigterm_stops_the_workers_too(tmp_path):
-    """``kill``/``timeout`` send SIGTERM to the driver only: its workers must not run on, orphaned."""
+def _sweep_with_two_workers(tmp_path, stderr):
+    """A CLI sweep of two long trials on two workers, started and running mid-trial: ``(driver, children)``."""
     env = {**os.environ, "MPLBACKEND": "Agg"}
     cli = [sys.executable, "-m", "torch_advbandit.cli", "reproduce", "table3", "--quick", "--out", str(tmp_path)]
     cli += ["--settings", "1", "--kernel", "se", "--policy", "kernelized_exp3", "--seeds", "2"]
     cli += ["--horizon", "20000", "--functions", "30", "--workers", "2", "--no-progress"]
-    proc = subprocess.Popen(cli, start_new_session=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cli, start_new_session=True, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    deadline = time.monotonic() + 120
+    workers = []
+    while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:  # Manager + 2 workers
+        workers = _children(proc.pid)
+        time.sleep(0.1)
+    if len(workers) < 3:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the sweep must be running its workers for this test to mean anything")
+    time.sleep(2.0)  # mid-trial: 20 000 rounds take minutes
+    return proc, workers
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
+def test_sigterm_stops_the_workers_too(tmp_path):
+    """``kill``/``timeout`` send SIGTERM to the driver only: its workers must not run on, orphaned."""
+    proc, workers = _sweep_with_two_workers(tmp_path, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        workers = []
-        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:  # Manager + 2 workers
-            workers = _children(proc.pid)
-            time.sleep(0.1)
-        assert len(workers) >= 3, "the sweep must be running its workers for this test to mean anything"
-        time.sleep(2.0)  # mid-trial: 20 000 rounds take minutes
         os.kill(proc.pid, signal.SIGTERM)  # the driver alone, as `kill` or `timeout` would
         assert proc.wait(timeout=60) == 130
         assert "interrupted; finished trials are kept" in proc.stderr.read().decode()
@@ -190,19 +198,8 @@ def test_sigterm_stops_the_workers_too(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_sigkill_of_the_driver_takes_the_workers_with_it(tmp_path):
     """``kill -9`` of the driver runs no handler: the kernel's parent-death signal must end the workers."""
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    cli = [sys.executable, "-m", "torch_advbandit.cli", "reproduce", "table3", "--quick", "--out", str(tmp_path)]
-    cli += ["--settings", "1", "--kernel", "se", "--policy", "kernelized_exp3", "--seeds", "2"]
-    cli += ["--horizon", "20000", "--functions", "30", "--workers", "2", "--no-progress"]
-    proc = subprocess.Popen(cli, start_new_session=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers = []
+    proc, workers = _sweep_with_two_workers(tmp_path, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:  # Manager + 2 workers
-            workers = _children(proc.pid)
-            time.sleep(0.1)
-        assert len(workers) >= 3, "the sweep must be running its workers for this test to mean anything"
-        time.sleep(2.0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
