@@ -21,7 +21,7 @@ from torch_advbandit.experiments import adversarial as adversarial_module
 
 
 def test_settings_are_the_papers_grids():
-    assert [(s.n, s.d) for s in SETTINGS.values()] == [(400, 1), (400, 2), (10_000, 1), (10_000, 2)]
+    assert [(s.n, s.d) for s in SETTINGS.values()] == [(400, 1), (400, 2), (10_000, 1), (10_000, 2), (1024, 6)]
     X = SETTINGS[2].candidates()
     assert X.shape == (400, 2) and X.dtype == torch.float64
     assert float(X.min()) == 0.0 and float(X.max()) == 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -48,7 +49,7 @@ class Discretization:
 def discretize(
     bounds: torch.Tensor,
     n: int,
-    method: str = "grid",
+    method: str | None = None,
     *,
     seed: int | None = None,
 ) -> Discretization:
@@ -64,7 +65,10 @@ def discretize(
         bounds: ``Tensor[2, d]`` with ``bounds[0] < bounds[1]``; its dtype and device are used.
         n: target number of points. ``"grid"``: ``m = ⌊n^{1/d}⌋`` points per axis (``m^d ≤ n``
             points, ends included); ``"sobol"``: ``n`` points of a scrambled Sobol sequence.
-        method: ``"grid"`` or ``"sobol"``.
+        method: ``"grid"`` or ``"sobol"``; by default a grid in ``d ≤ 3`` when it has at least
+            half the points asked for, Sobol otherwise (in ``d = 6`` a grid of ``n = 4000`` has
+            ``3⁶ = 729`` points; in ``d = 10``, ``n = 3000`` gives the ``2¹⁰`` corners). A
+            ``RuntimeWarning`` says when the set returned has another size than ``n``.
         seed: scrambling seed for ``"sobol"``.
 
     Example:
@@ -79,12 +83,21 @@ def discretize(
     if not bool((bounds[1] > bounds[0]).all()):
         raise ValueError("bounds must satisfy bounds[0] < bounds[1] in every dimension")
     n = check_int(n, "n", minimum=1)
+    d = bounds.shape[1]
+    m = max(1, math.floor(n ** (1.0 / d) + 1e-9))
+    if method is None:
+        method = "grid" if d <= 3 and 2 * m**d >= n else "sobol"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    d = bounds.shape[1]
     like = dict(dtype=bounds.dtype, device=bounds.device)
     if method == "grid":
-        m = max(1, math.floor(n ** (1.0 / d) + 1e-9))
+        if m**d != n:
+            warnings.warn(
+                f"discretize: a grid has m^d points; {m}^{d} = {m**d} returned for n = {n} "
+                "(method='sobol' returns exactly n)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         axis = torch.linspace(0.0, 1.0, m, **like) if m > 1 else torch.full((1,), 0.5, **like)
         unit = torch.cartesian_prod(*([axis] * d)).reshape(-1, d)
     else:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from torch.quasirandom import SobolEngine
 
 from ..kernels import make_kernel
 from ..parameters import paper_parameters
@@ -14,35 +15,42 @@ from ..policies import APGExp3, KernelizedExp3, Policy, RLSKernelizedExp3, Unifo
 
 @dataclass(frozen=True)
 class Setting:
-    """A uniformly spaced grid of ``points_per_dim ** d`` points in ``[0, 1]^d``.
+    """A uniformly spaced grid of ``points_per_dim ** d`` points in ``[0, 1]^d``, or, with
+    ``sobol_points``, that many points of a scrambled Sobol sequence (seed 0) in ``[0, 1]^d``.
 
     Example:
-        >>> SETTINGS[2].candidates().shape
-        torch.Size([400, 2])
+        >>> SETTINGS[2].candidates().shape, SETTINGS[5].candidates().shape
+        (torch.Size([400, 2]), torch.Size([1024, 6]))
     """
 
     number: int
     points_per_dim: int
     d: int
+    sobol_points: int | None = None
 
     @property
     def n(self) -> int:
-        return self.points_per_dim**self.d
+        return self.sobol_points if self.sobol_points is not None else self.points_per_dim**self.d
 
     def candidates(self, *, dtype: torch.dtype = torch.float64, device: str | torch.device = "cpu") -> torch.Tensor:
-        """The grid, ``Tensor[n, d]`` (last coordinate fastest)."""
+        """The candidates, ``Tensor[n, d]`` (grids: last coordinate fastest)."""
+        if self.sobol_points is not None:
+            engine = SobolEngine(self.d, scramble=True, seed=0)
+            return engine.draw(self.sobol_points, dtype=dtype).to(device)
         axis = torch.linspace(0.0, 1.0, self.points_per_dim, dtype=dtype, device=device)
         if self.d == 1:
             return axis.unsqueeze(-1)
         return torch.cartesian_prod(*([axis] * self.d))
 
 
-#: [Iwazaki2026], App. 17: settings 1–4.
+#: [Iwazaki2026], App. 17: settings 1–4; setting 5 is the same protocol on a 6-dimensional set
+#: (1024 scrambled Sobol points of ``[0, 1]⁶``, ``ℓ = 0.3·√6``), where the paper's ``γ̄_T`` clips ``α``.
 SETTINGS: dict[int, Setting] = {
     1: Setting(1, 400, 1),
     2: Setting(2, 20, 2),
     3: Setting(3, 10_000, 1),
     4: Setting(4, 100, 2),
+    5: Setting(5, 0, 6, sobol_points=1024),
 }
 
 
@@ -58,6 +66,16 @@ def _rls_kernelized_exp3(candidates, kernel_name, horizon, generator):
     return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **params, generator=generator)
 
 
+def _kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
+    d = candidates.shape[-1]
+    return KernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, generator=generator)
+
+
+def _rls_kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
+    d = candidates.shape[-1]
+    return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, generator=generator)
+
+
 def _apg_exp3(candidates, kernel_name, horizon, generator):
     return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), horizon, generator=generator)
 
@@ -67,12 +85,15 @@ def _uniform(candidates, kernel_name, horizon, generator):
 
 
 #: Policy name → factory ``(candidates, kernel_name, horizon, generator) -> Policy`` with the
-#: paper's parameters ([Iwazaki2026], App. 17).
+#: paper's parameters ([Iwazaki2026], App. 17), or parameters derived from the candidate set.
 POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]] = {
     "kernelized_exp3": _kernelized_exp3,
     "rls_kernelized_exp3": _rls_kernelized_exp3,
     "apg_exp3": _apg_exp3,
     "uniform": _uniform,
+    # the same algorithms with parameters derived from the candidate set (parameters.derived_parameters)
+    "kernelized_exp3_derived": _kernelized_exp3_derived,
+    "rls_kernelized_exp3_derived": _rls_kernelized_exp3_derived,
 }
 
 #: Display names as in the paper's Table 3.
@@ -81,6 +102,8 @@ POLICY_LABELS = {
     "rls_kernelized_exp3": "RLS-Kernelized Exp3",
     "apg_exp3": "APG-Exp3",
     "uniform": "Random",
+    "kernelized_exp3_derived": "Kernelized Exp3 (derived parameters)",
+    "rls_kernelized_exp3_derived": "RLS-Kernelized Exp3 (derived parameters)",
 }
 
 #: (policy, setting) pairs the paper only times for one round ([Iwazaki2026], App. 17: exact kernelized

@@ -19,6 +19,7 @@ from .._validation import (
 )
 from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, build_estimator
 from ..exploration import ExplorationStrategy, exploration_length, exploration_strategy
+from ..parameters import derived_parameters
 from .base import RandomizedPolicy, state_tensor
 
 
@@ -164,16 +165,21 @@ class KernelizedExp3(Exp3Policy):
       noise ``λ``, Alg. 2), ``"approx_mvr"``, ``"g_optimal"``, ``"uniform"``, a fixed ``Tensor[n]``,
       or a strategy called like :func:`~torch_advbandit.exploration.exploration_distribution`.
 
-    :func:`~torch_advbandit.parameters.paper_parameters` gives the paper's ``η, α, λ, β``.
+    :func:`~torch_advbandit.parameters.paper_parameters` gives the paper's ``η, α, λ, β``. Omitted
+    ones are derived from the candidate set and kernel
+    (:func:`~torch_advbandit.parameters.derived_parameters`: the paper's formulas with the
+    information-gain bound ``min(γ̂_T, γ̄_T)``, ``γ̂_T`` from the greedy MVR gain), so
+    ``KernelizedExp3(candidates, kernel, horizon)`` learns in any dimension, where the paper's
+    closed-form ``γ̄_T`` clips ``α`` at 1 (SE from ``d = 6``).
 
     Args:
         candidates: ``Tensor[n, d]``, the finite action set (float64 recommended).
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
         horizon: ``T ≥ 1``.
-        eta: learning rate ``η > 0``.
-        alpha: exploration weight ``α ∈ (0, 1]``.
-        lam: regulariser ``λ > 0``.
-        beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``).
+        eta: learning rate ``η > 0`` (``None``: derived).
+        alpha: exploration weight ``α ∈ (0, 1]`` (``None``: derived).
+        lam: regulariser ``λ > 0`` (``None``: the paper's for the kernel, SE's for other kernels).
+        beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``; ``None``: derived).
         exploration: a name, a ``Tensor[n]`` or a strategy (above).
         estimator: a name or a factory (above).
         lowrank_tolerance: ``"lowrank"`` only: pivoting stops once ``max_x k(x,x) − ‖l(x)‖² ≤`` this.
@@ -198,16 +204,19 @@ class KernelizedExp3(Exp3Policy):
         True
     """
 
+    #: Which theorem's ``β`` derived parameters follow (:func:`~torch_advbandit.parameters.derived_parameters`).
+    _algorithm = "kernelized_exp3"
+
     def __init__(
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
         horizon: int,
         *,
-        eta: float,
-        alpha: float,
-        lam: float,
-        beta: float,
+        eta: float | None = None,
+        alpha: float | None = None,
+        lam: float | None = None,
+        beta: float | None = None,
         exploration: str | torch.Tensor | ExplorationStrategy = "mvr",
         estimator: str | EstimatorFactory = "exact",
         lowrank_tolerance: float = 1e-12,
@@ -216,7 +225,11 @@ class KernelizedExp3(Exp3Policy):
     ) -> None:
         candidates = check_candidates(candidates)
         horizon = check_int(horizon, "horizon", minimum=1)
-        lam = check_positive(lam, "lam")
+        lam = None if lam is None else check_positive(lam, "lam")
+        if eta is None or alpha is None or lam is None or beta is None:
+            derived = derived_parameters(kernel, candidates, horizon, algorithm=self._algorithm, lam=lam)
+            given = dict(eta=eta, alpha=alpha, lam=lam, beta=beta)
+            eta, alpha, lam, beta = (derived[k] if v is None else v for k, v in given.items())
         alpha = check_unit_interval(alpha, "alpha")
         check_positive(eta, "eta")
         check_positive(beta, "beta", allow_zero=True)

@@ -33,7 +33,7 @@ class RLSKernelizedExp3(KernelizedExp3):
         block_entries: kernel entries evaluated at once (memory budget: ``8·block_entries`` bytes
             per block in float64); the round holds ``O(n·r + block_entries + s²)`` numbers, so
             ``n = 10⁶`` fits a GPU or this machine's RAM.
-        **kwargs: ``eta``, ``alpha``, ``lam``, ``beta`` (required), ``exploration`` (``"approx_mvr"``,
+        **kwargs: ``eta``, ``alpha``, ``lam``, ``beta`` (derived when omitted), ``exploration`` (``"approx_mvr"``,
             Alg. 4, makes this Alg. 6) and ``generator`` (draws and dictionaries), as
             :class:`KernelizedExp3`; the estimator is this class's own.
 
@@ -49,6 +49,8 @@ class RLSKernelizedExp3(KernelizedExp3):
         >>> policy.estimator.last_sample.size < 1000
         True
     """
+
+    _algorithm = "rls_kernelized_exp3"  # Thm. 3's β = B(1 + √2)·sqrt(λ/T) when β is derived
 
     def __init__(
         self,

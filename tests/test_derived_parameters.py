@@ -1,0 +1,103 @@
+"""Parameters from the candidate set: the empirical information-gain bound and the Exp3 parameters built on it."""
+
+import itertools
+import math
+import warnings
+
+import pytest
+import torch
+from torch.quasirandom import SobolEngine
+
+from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
+from torch_advbandit.domains import discretize
+from torch_advbandit.kernels import KERNEL_NAMES, kernel_matrix, make_kernel
+from torch_advbandit.parameters import (
+    derived_parameters,
+    empirical_information_gain,
+    information_gain_bound,
+    paper_parameters,
+)
+
+DT = torch.float64
+
+
+def brute_force_max_gain(kernel, X, T, noise):
+    """``max ½ log det(I + K_A/λ)`` over every multiset ``A`` of ``T`` candidates."""
+    K = kernel_matrix(kernel, X, X)
+    best = 0.0
+    for A in itertools.combinations_with_replacement(range(X.shape[0]), T):
+        idx = torch.tensor(A)
+        M = torch.eye(T, dtype=DT) + K[idx][:, idx] / noise
+        best = max(best, 0.5 * float(torch.logdet(M)))
+    return best
+
+
+@pytest.mark.parametrize("name", KERNEL_NAMES)
+@pytest.mark.parametrize("T, noise", [(1, 1.0), (2, 0.1), (3, 1.0), (4, 0.05)])
+def test_empirical_gain_upper_bounds_the_brute_force_maximum(name, T, noise):
+    X = torch.rand(7, 2, dtype=DT, generator=torch.Generator().manual_seed(T))
+    k = make_kernel(name, 2, lengthscale=0.4)
+    exact = brute_force_max_gain(k, X, T, noise)
+    bound = empirical_information_gain(k, X, T, noise)
+    assert exact <= bound + 1e-12
+    assert bound * (1 - math.exp(-1)) <= exact + 1e-12  # the greedy gain itself never exceeds the maximum
+
+
+def test_empirical_gain_adds_the_steps_it_skips_once_the_variance_vanishes():
+    X = torch.linspace(0, 1, 5, dtype=DT).unsqueeze(-1)
+    k = make_kernel("se", 1)
+    short, long = empirical_information_gain(k, X, 5, 1e-3), empirical_information_gain(k, X, 500, 1e-3)
+    assert long >= short and math.isfinite(long)
+
+
+@pytest.mark.parametrize("name", KERNEL_NAMES)
+@pytest.mark.parametrize("d", [1, 2, 3, 6, 10, 20])
+def test_derived_parameters_are_finite_and_in_range_in_any_dimension(name, d):
+    X = SobolEngine(d, scramble=True, seed=d).draw(64, dtype=DT)
+    for algorithm in ("kernelized_exp3", "rls_kernelized_exp3"):
+        p = derived_parameters(make_kernel(name, d), X, 200, algorithm=algorithm)
+        assert all(math.isfinite(v) for v in p.values())
+        assert p["eta"] > 0 and 0 < p["alpha"] < 1 and p["lam"] > 0 and p["beta"] > 0
+
+
+def test_derived_parameters_are_the_papers_formulas_with_the_smaller_gain_bound():
+    X = torch.linspace(0, 1, 400, dtype=DT).unsqueeze(-1)
+    k = make_kernel("matern52", 1)
+    lam = 10.0  # the paper's λ for Matérn-5/2
+    gamma = min(empirical_information_gain(k, X, 1000, lam), information_gain_bound("matern52", 1000, 1))
+    p = derived_parameters(k, X, 1000)
+    assert p["lam"] == lam
+    assert p["eta"] == pytest.approx(10.0 / math.sqrt(1000 * gamma), rel=1e-12)
+    assert p["alpha"] == pytest.approx(min(1.0, 0.1 * p["eta"] * gamma), rel=1e-12)
+    assert p["beta"] == pytest.approx(2.0 * math.sqrt(lam / 1000), rel=1e-12)
+
+
+def test_paper_parameters_warn_when_alpha_clips_and_a_policy_without_them_learns_in_6d():
+    with pytest.warns(RuntimeWarning, match="clipped at 1"):
+        assert paper_parameters("se", 400, 6)["alpha"] == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paper_parameters("se", 1000, 1)  # the paper's settings: no clipping, no warning
+    X = SobolEngine(6, scramble=True, seed=0).draw(128, dtype=DT)
+    for cls in (KernelizedExp3, RLSKernelizedExp3):
+        policy = cls(X, make_kernel("se", 6), 30, generator=torch.Generator().manual_seed(0))
+        assert policy.alpha < 1.0
+        for t in range(5):
+            policy.update(policy.select(), math.sin(t))
+        assert bool(torch.isfinite(policy.probabilities()).all())
+
+
+@pytest.mark.parametrize("horizon, error", [(0, ValueError), (-1, ValueError), (1.5, TypeError)])
+def test_bad_horizon_is_a_clear_error_before_any_derivation(horizon, error):
+    with pytest.raises(error, match="horizon"):
+        KernelizedExp3(torch.rand(10, 2, dtype=DT), make_kernel("se", 2), horizon)
+
+
+def test_discretize_uses_sobol_in_higher_dimension_and_warns_when_the_size_differs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert discretize(torch.tensor([[0.0] * 6, [1.0] * 6], dtype=DT), 4000).unit.shape == (4000, 6)
+        assert discretize(torch.tensor([[0.0] * 10, [1.0] * 10], dtype=DT), 3000).unit.shape == (3000, 10)
+        assert discretize(torch.tensor([[0.0] * 2, [1.0] * 2], dtype=DT), 1024).unit.shape == (1024, 2)  # a grid
+    with pytest.warns(RuntimeWarning, match="729 returned for n = 4000"):
+        discretize(torch.tensor([[0.0] * 6, [1.0] * 6], dtype=DT), 4000, "grid")
