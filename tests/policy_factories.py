@@ -24,6 +24,8 @@ EXP3 = dict(eta=0.3, alpha=0.1, lam=1.0, beta=0.05)
 FACTORIES = {
     "kernelized_exp3": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, generator=g),
     "kernelized_exp3_lowrank": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, estimator="lowrank", generator=g),
+    # no horizon (epochs of 64, 128, … rounds); λ carries the factory's T so that configurations differ
+    "kernelized_exp3_anytime": lambda X, k, g, T: KernelizedExp3(X, k, None, lam=T / 40, generator=g),
     "rls_kernelized_exp3": lambda X, k, g, T: RLSKernelizedExp3(X, k, T, **EXP3, generator=g),
     "apg_exp3": lambda X, k, g, T: APGExp3(X, k, T, generator=g),
     "uniform": lambda X, k, g, T: UniformRandom(X, None, T, generator=g),

@@ -101,3 +101,38 @@ def test_discretize_uses_sobol_in_higher_dimension_and_warns_when_the_size_diffe
         assert discretize(torch.tensor([[0.0] * 2, [1.0] * 2], dtype=DT), 1024).unit.shape == (1024, 2)  # a grid
     with pytest.warns(RuntimeWarning, match="729 returned for n = 4000"):
         discretize(torch.tensor([[0.0] * 6, [1.0] * 6], dtype=DT), 4000, "grid")
+
+
+def test_unknown_horizon_runs_doubling_epochs_with_derived_parameters():
+    X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
+    k = make_kernel("se", 1)
+    policy = KernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(0))
+    assert (policy.epoch, policy.horizon) == (0, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an anytime policy never runs past its horizon
+        for t in range(64 + 128 + 5):
+            policy.update(policy.select(), math.sin(t))
+    assert (policy.epoch, policy.horizon) == (2, 448)
+    expected = derived_parameters(k, X, 256)
+    assert policy.eta == expected["eta"] and policy.alpha == expected["alpha"] and policy.beta == expected["beta"]
+    twin = KernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(9))
+    twin.load_state_dict(policy.state_dict())  # mid-epoch 2: the epoch is rebuilt, then the scores restored
+    for t in range(260):  # across the next epoch boundary (round 448) too
+        i, j = policy.select(), twin.select()
+        assert i == j
+        policy.update(i, math.cos(t))
+        twin.update(j, math.cos(t))
+    assert policy.epoch == twin.epoch == 3 and torch.equal(policy.probabilities(), twin.probabilities())
+    with pytest.raises(ValueError, match="omit them"):
+        KernelizedExp3(X, k, None, eta=0.1)
+
+
+def test_a_fixed_horizon_policy_run_past_its_horizon_warns_once():
+    X = torch.linspace(0, 1, 20, dtype=DT).unsqueeze(-1)
+    policy = KernelizedExp3(X, make_kernel("se", 1), 3, eta=0.1, alpha=0.5, lam=1.0, beta=0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(6):
+            policy.update(policy.select(), 0.2)
+    past = [w for w in caught if "past its horizon" in str(w.message)]
+    assert len(past) == 1

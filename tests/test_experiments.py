@@ -115,7 +115,7 @@ def test_reports(tmp_path):
 @pytest.mark.parametrize(
     "kw, match",
     [
-        (dict(setting=5), "setting"),
+        (dict(setting=9), "setting"),
         (dict(kernel="rbf"), "kernel"),
         (dict(policy="exp4"), "policy"),
         (dict(horizon=0), "horizon"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ import torch
 from .._validation import check_candidates, check_generator, check_index, check_int, check_reward
 from ..sampling import sample_from_log_probs
 from .settings import capture_settings, same_settings, tensor_digest
+from .state import checked_generator_state
 
 
 class Policy(ABC):
@@ -110,7 +112,7 @@ class Policy(ABC):
             indices, rewards = self._check_batch(index, reward)
             self._atomically(self._update_batch, indices, rewards)
             self._pending = None
-            self.t += 1
+            self._advance()
             return
         index = check_index(index, self.n)
         reward = check_reward(reward, "reward")
@@ -120,7 +122,18 @@ class Policy(ABC):
             raise ValueError(f"index must be the pending selection {self._pending}, got {index}")
         self._atomically(self._update, index, reward)
         self._pending = None
+        self._advance()
+
+    def _advance(self) -> None:
+        """Count the round; the first round past the horizon ``T`` warns (the parameters were tuned for ``T``)."""
         self.t += 1
+        if self.t == self.horizon + 1:
+            warnings.warn(
+                f"{type(self).__name__} is running past its horizon T = {self.horizon}: its parameters were set for "
+                "T rounds (rebuild it for a longer horizon)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def _atomically(self, step, *args):
         """Run ``step(*args)`` (a draw or an update); if it raises — a rejected reward, a kernel that
@@ -248,8 +261,8 @@ class Policy(ABC):
             pending = tuple(check_index(i, self.n, "state['pending']") for i in pending)
         elif pending is not None:
             pending = check_index(pending, self.n, "state['pending']")
-        generator_state = _checked_generator_state(state["generator_state"], self.generator)
-        install = self._prepare_state(state)
+        generator_state = checked_generator_state(state["generator_state"], self.generator)
+        install = self._atomically(self._prepare_state, state)  # rebuilding may draw (approximate MVR)
         install()
         self.generator.set_state(generator_state)
         self.t = t
@@ -309,29 +322,3 @@ class RandomizedPolicy(Policy):
 
     def _draw_batch(self, q: int) -> torch.Tensor:
         return sample_from_log_probs(self.log_probabilities(), self.generator, q)
-
-
-def _checked_generator_state(value: Any, generator: torch.Generator) -> torch.Tensor:
-    """``value`` if it is a state this generator accepts (tried on a scratch generator), else ``ValueError``."""
-    scratch = torch.Generator(device=generator.device)
-    try:
-        scratch.set_state(value)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"state['generator_state'] is not a state of a {generator.device} generator: {exc}") from exc
-    return value
-
-
-def state_tensor(state: dict[str, Any], key: str, like: torch.Tensor) -> torch.Tensor:
-    """Fetch ``state[key]`` as a tensor shaped and placed like ``like``.
-
-    Example:
-        >>> like = torch.zeros(3, dtype=torch.float64)
-        >>> state_tensor({"weights": torch.tensor([1.0, 2.0, 3.0])}, "weights", like).dtype
-        torch.float64
-    """
-    value = state.get(key)
-    if not isinstance(value, torch.Tensor) or value.shape != like.shape:
-        raise ValueError(f"state[{key!r}] must be a tensor of shape {tuple(like.shape)}")
-    if not bool(torch.isfinite(value).all()):
-        raise ValueError(f"state[{key!r}] must be finite")
-    return value.detach().to(dtype=like.dtype, device=like.device).clone()

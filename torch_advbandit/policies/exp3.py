@@ -17,10 +17,11 @@ from .._validation import (
     check_probs,
     check_unit_interval,
 )
-from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, build_estimator
+from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, build_estimator, estimator_factory
 from ..exploration import ExplorationStrategy, exploration_length, exploration_strategy
 from ..parameters import derived_parameters
-from .base import RandomizedPolicy, state_tensor
+from .base import RandomizedPolicy
+from .state import state_tensor
 
 
 class Exp3Policy(RandomizedPolicy):
@@ -146,6 +147,10 @@ class Exp3Policy(RandomizedPolicy):
         return install
 
 
+#: ``horizon=None``: the first epoch's length; epoch ``k`` lasts ``FIRST_EPOCH·2^k`` rounds.
+FIRST_EPOCH = 64
+
+
 class KernelizedExp3(Exp3Policy):
     """Kernelized Exp3 ([Iwazaki2026], Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
 
@@ -211,7 +216,7 @@ class KernelizedExp3(Exp3Policy):
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
-        horizon: int,
+        horizon: int | None,
         *,
         eta: float | None = None,
         alpha: float | None = None,
@@ -224,35 +229,88 @@ class KernelizedExp3(Exp3Policy):
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
-        horizon = check_int(horizon, "horizon", minimum=1)
+        anytime = horizon is None
+        if anytime and not (eta is None and alpha is None and beta is None):
+            raise ValueError("horizon=None derives eta, alpha and beta for each epoch: omit them (lam may be given)")
+        first = FIRST_EPOCH if anytime else check_int(horizon, "horizon", minimum=1)
         lam = None if lam is None else check_positive(lam, "lam")
-        if eta is None or alpha is None or lam is None or beta is None:
-            derived = derived_parameters(kernel, candidates, horizon, algorithm=self._algorithm, lam=lam)
-            given = dict(eta=eta, alpha=alpha, lam=lam, beta=beta)
-            eta, alpha, lam, beta = (derived[k] if v is None else v for k, v in given.items())
-        alpha = check_unit_interval(alpha, "alpha")
-        check_positive(eta, "eta")
-        check_positive(beta, "beta", allow_zero=True)
         generator = check_generator(generator, candidates.device)
-        explore = exploration_strategy(exploration)
         if estimator == "lowrank":
             estimator = partial(LowRankIPSEstimator, tolerance=lowrank_tolerance, max_rank=max_rank)
-        est = build_estimator(estimator, kernel, candidates, lam / horizon)
-        pi = explore(
-            getattr(est, "kernel", kernel),
-            candidates,
-            noise=lam,
-            length=exploration_length(horizon, alpha),
-            generator=generator,
-        )
+        recipe = (kernel, candidates, estimator_factory(estimator), exploration_strategy(exploration), lam)
+        parts = self._build_epoch(recipe, first, dict(eta=eta, alpha=alpha, lam=lam, beta=beta), generator)
         super().__init__(
             candidates,
-            horizon,
-            estimator=est,
-            exploration_probs=check_probs(pi, candidates.shape[0], candidates, "exploration"),
-            eta=eta,
-            alpha=alpha,
-            beta=beta,
+            first,
+            estimator=parts["estimator"],
+            exploration_probs=parts["pi"],
+            eta=parts["eta"],
+            alpha=parts["alpha"],
+            beta=parts["beta"],
             generator=generator,
         )
-        self.lam = lam
+        self.lam = parts["lam"]
+        self.anytime = anytime
+        self.epoch = 0
+        self._recipe = recipe
+
+    def _build_epoch(self, recipe, horizon: int, given: dict, generator) -> dict:
+        """Parameters, estimator and ``π`` for ``horizon`` rounds (given values kept, missing ones derived)."""
+        kernel, candidates, factory, explore, _ = recipe
+        if any(v is None for v in given.values()):
+            derived = derived_parameters(kernel, candidates, horizon, algorithm=self._algorithm, lam=given["lam"])
+            given = {k: derived[k] if v is None else v for k, v in given.items()}
+        alpha = check_unit_interval(given["alpha"], "alpha")
+        check_positive(given["eta"], "eta")
+        check_positive(given["beta"], "beta", allow_zero=True)
+        est = build_estimator(factory, kernel, candidates, given["lam"] / horizon)
+        length = exploration_length(horizon, alpha)
+        pi = explore(getattr(est, "kernel", kernel), candidates, noise=given["lam"], length=length, generator=generator)
+        pi = check_probs(pi, candidates.shape[0], candidates, "exploration")
+        return {**given, "estimator": est, "pi": pi}
+
+    # -- horizon=None: the doubling scheme ------------------------------------------------------
+    def _epoch_parts(self, epoch: int) -> dict:
+        length = FIRST_EPOCH * 2**epoch
+        return self._build_epoch(
+            self._recipe, length, dict(eta=None, alpha=None, lam=self._recipe[4], beta=None), self.generator
+        )
+
+    def _install_epoch(self, epoch: int, parts: dict) -> None:
+        self.epoch = epoch
+        self.horizon = FIRST_EPOCH * (2 ** (epoch + 1) - 1)  # the rounds the epochs so far cover
+        self.eta, self.alpha, self.beta, self.lam = parts["eta"], parts["alpha"], parts["beta"], parts["lam"]
+        self.estimator = parts["estimator"]
+        self.exploration_probs = parts["pi"]
+        self._log_exploration = torch.log(parts["pi"])
+        self.cumulative_reward = torch.zeros_like(self.cumulative_reward)
+        self._log_probs = None
+
+    def _update(self, index: int, reward: float) -> None:
+        nxt = self._epoch_parts(self.epoch + 1) if self.anytime and self.t + 1 == self.horizon else None
+        super()._update(index, reward)
+        if nxt is not None:  # this round closes the epoch: the next one starts afresh (assignments only)
+            self._install_epoch(self.epoch + 1, nxt)
+
+    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
+        nxt = self._epoch_parts(self.epoch + 1) if self.anytime and self.t + 1 == self.horizon else None
+        super()._update_batch(indices, rewards)
+        if nxt is not None:
+            self._install_epoch(self.epoch + 1, nxt)
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {**super()._extra_state(), "epoch": self.epoch}
+
+    def _prepare_state(self, state: dict[str, Any]):
+        install = super()._prepare_state(state)
+        epoch = check_int(state["epoch"], "state['epoch']", minimum=0)
+        if epoch and not self.anytime:
+            raise ValueError("state['epoch'] must be 0 for a policy with a known horizon")
+        parts = self._epoch_parts(epoch) if epoch != self.epoch else None
+
+        def install_all() -> None:
+            if parts is not None:
+                self._install_epoch(epoch, parts)
+            install()  # then the saved scores and π of that epoch
+
+        return install_all
