@@ -76,6 +76,11 @@ def _rls_kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
     return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, generator=generator)
 
 
+def _kernelized_exp3_anytime(candidates, kernel_name, horizon, generator):
+    d = candidates.shape[-1]
+    return KernelizedExp3(candidates, make_kernel(kernel_name, d), None, generator=generator)
+
+
 def _apg_exp3(candidates, kernel_name, horizon, generator):
     return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), horizon, generator=generator)
 
@@ -94,6 +99,8 @@ POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]]
     # the same algorithms with parameters derived from the candidate set (parameters.derived_parameters)
     "kernelized_exp3_derived": _kernelized_exp3_derived,
     "rls_kernelized_exp3_derived": _rls_kernelized_exp3_derived,
+    # derived parameters without the horizon: doubling epochs (the trial still plays T rounds)
+    "kernelized_exp3_anytime": _kernelized_exp3_anytime,
 }
 
 #: Display names as in the paper's Table 3.
@@ -104,6 +111,7 @@ POLICY_LABELS = {
     "uniform": "Random",
     "kernelized_exp3_derived": "Kernelized Exp3 (derived parameters)",
     "rls_kernelized_exp3_derived": "RLS-Kernelized Exp3 (derived parameters)",
+    "kernelized_exp3_anytime": "Kernelized Exp3 (derived, horizon unknown)",
 }
 
 #: (policy, setting) pairs the paper only times for one round ([Iwazaki2026], App. 17: exact kernelized

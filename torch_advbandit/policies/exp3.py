@@ -180,7 +180,9 @@ class KernelizedExp3(Exp3Policy):
     Args:
         candidates: ``Tensor[n, d]``, the finite action set (float64 recommended).
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
-        horizon: ``T ≥ 1``.
+        horizon: ``T ≥ 1``, or ``None`` for an anytime policy: doubling epochs of ``64·2^k`` rounds,
+            each a fresh kernelized Exp3 with parameters derived for its length (``eta``,
+            ``alpha``, ``beta`` must then be omitted; docs/algorithms.rst §3).
         eta: learning rate ``η > 0`` (``None``: derived).
         alpha: exploration weight ``α ∈ (0, 1]`` (``None``: derived).
         lam: regulariser ``λ > 0`` (``None``: the paper's for the kernel, SE's for other kernels).
