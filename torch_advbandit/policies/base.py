@@ -44,6 +44,9 @@ class Policy(ABC):
         1
     """
 
+    #: Whether the policy's parameters depend on the horizon (it then warns once when run past it).
+    _tuned_for_horizon = True
+
     #: Constructor arguments of this class that are data handed down by a subclass, not settings.
     _not_settings: frozenset[str] = frozenset()
 
@@ -127,7 +130,7 @@ class Policy(ABC):
     def _advance(self) -> None:
         """Count the round; the first round past the horizon ``T`` warns (the parameters were tuned for ``T``)."""
         self.t += 1
-        if self.t == self.horizon + 1:
+        if self.t == self.horizon + 1 and self._tuned_for_horizon:
             warnings.warn(
                 f"{type(self).__name__} is running past its horizon T = {self.horizon}: its parameters were set for "
                 "T rounds (rebuild it for a longer horizon)",

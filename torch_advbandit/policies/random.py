@@ -27,6 +27,8 @@ class UniformRandom(RandomizedPolicy):
         >>> policy.update(policy.select(), 1.0)
     """
 
+    _tuned_for_horizon = False  # P_t = 1/n whatever T
+
     def __init__(
         self,
         candidates: torch.Tensor,
