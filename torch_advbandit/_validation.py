@@ -40,9 +40,10 @@ def check_candidates(candidates: object, name: str = "candidates") -> torch.Tens
 MAX_CONFIDENCE_WIDTH = 1e100
 
 
-def check_width(value: object, name: str) -> float:
-    """Return ``value`` as a float after checking ``0 ≤ value ≤ MAX_CONFIDENCE_WIDTH``."""
-    value = check_positive(value, name, allow_zero=True)
+def check_width(value: object, name: str, *, allow_zero: bool = True) -> float:
+    """Return ``value`` as a float after checking ``0 ≤ value ≤ MAX_CONFIDENCE_WIDTH`` (``0 < value`` unless
+    ``allow_zero``)."""
+    value = check_positive(value, name, allow_zero=allow_zero)
     if value > MAX_CONFIDENCE_WIDTH:
         raise ValueError(f"{name} must be at most {MAX_CONFIDENCE_WIDTH:g}, got {value:g}")
     return value

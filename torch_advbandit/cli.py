@@ -87,8 +87,6 @@ def _sweep(args: argparse.Namespace, configs, name: str, **backend):
 def _run(args: argparse.Namespace) -> int:
     from .experiments.catalog import setting_configs, summary_report
 
-    if args.seeds < 1:
-        raise ValueError(f"--seeds must be ≥ 1, got {args.seeds}")
     configs = setting_configs(
         args.setting,
         tuple(args.kernel),

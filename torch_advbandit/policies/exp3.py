@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from gpytorch.kernels import Kernel
@@ -151,6 +151,16 @@ class Exp3Policy(RandomizedPolicy):
 FIRST_EPOCH = 64
 
 
+class _Recipe(NamedTuple):
+    """What a kernelized Exp3 epoch is built from (the constructor's inputs, checked)."""
+
+    kernel: Kernel
+    candidates: torch.Tensor
+    factory: EstimatorFactory
+    explore: ExplorationStrategy
+    lam: float | None  # the given λ, or None for the kernel's default
+
+
 class KernelizedExp3(Exp3Policy):
     """Kernelized Exp3 ([Iwazaki2026], Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
 
@@ -239,7 +249,7 @@ class KernelizedExp3(Exp3Policy):
         generator = check_generator(generator, candidates.device)
         if estimator == "lowrank":
             estimator = partial(LowRankIPSEstimator, tolerance=lowrank_tolerance, max_rank=max_rank)
-        recipe = (kernel, candidates, estimator_factory(estimator), exploration_strategy(exploration), lam)
+        recipe = _Recipe(kernel, candidates, estimator_factory(estimator), exploration_strategy(exploration), lam)
         parts = self._build_epoch(recipe, first, dict(eta=eta, alpha=alpha, lam=lam, beta=beta), generator)
         super().__init__(
             candidates,
@@ -256,7 +266,7 @@ class KernelizedExp3(Exp3Policy):
         self.epoch = 0
         self._recipe = recipe
 
-    def _build_epoch(self, recipe, horizon: int, given: dict, generator) -> dict:
+    def _build_epoch(self, recipe: _Recipe, horizon: int, given: dict, generator) -> dict:
         """Parameters, estimator and ``π`` for ``horizon`` rounds (given values kept, missing ones derived)."""
         kernel, candidates, factory, explore, _ = recipe
         if any(v is None for v in given.values()):
@@ -275,7 +285,7 @@ class KernelizedExp3(Exp3Policy):
     def _epoch_parts(self, epoch: int) -> dict:
         length = FIRST_EPOCH * 2**epoch
         return self._build_epoch(
-            self._recipe, length, dict(eta=None, alpha=None, lam=self._recipe[4], beta=None), self.generator
+            self._recipe, length, dict(eta=None, alpha=None, lam=self._recipe.lam, beta=None), self.generator
         )
 
     def _install_epoch(self, epoch: int, parts: dict) -> None:
@@ -288,17 +298,19 @@ class KernelizedExp3(Exp3Policy):
         self.cumulative_reward = torch.zeros_like(self.cumulative_reward)
         self._log_probs = None
 
-    def _update(self, index: int, reward: float) -> None:
+    def _closing_epoch(self, update, *args) -> None:
+        """Run the round's ``update``; if the round closes an anytime epoch, the next epoch is built first
+        (it may raise; nothing is assigned yet) and installed after the update (assignments only)."""
         nxt = self._epoch_parts(self.epoch + 1) if self.anytime and self.t + 1 == self.horizon else None
-        super()._update(index, reward)
-        if nxt is not None:  # this round closes the epoch: the next one starts afresh (assignments only)
-            self._install_epoch(self.epoch + 1, nxt)
-
-    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
-        nxt = self._epoch_parts(self.epoch + 1) if self.anytime and self.t + 1 == self.horizon else None
-        super()._update_batch(indices, rewards)
+        update(*args)
         if nxt is not None:
             self._install_epoch(self.epoch + 1, nxt)
+
+    def _update(self, index: int, reward: float) -> None:
+        self._closing_epoch(super()._update, index, reward)
+
+    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
+        self._closing_epoch(super()._update_batch, indices, rewards)
 
     def _extra_state(self) -> dict[str, Any]:
         return {**super()._extra_state(), "epoch": self.epoch}

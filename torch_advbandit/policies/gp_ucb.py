@@ -79,8 +79,8 @@ class GPUCBPolicy(Policy):
         self.kernel = frozen_kernel(kernel, self.candidates)
         self.lam = 1.0 + 2.0 / self.horizon if lam is None else check_positive(lam, "lam")
         self.discount = check_unit_interval(discount, "discount")
-        self.beta = None if beta is None else check_width(check_positive(beta, "beta"), "beta")
-        self.beta_scale = check_width(check_positive(beta_scale, "beta_scale"), "beta_scale")
+        self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
+        self.beta_scale = check_width(beta_scale, "beta_scale", allow_zero=False)
         self.confidence = ConfidenceSettings(rkhs_bound, noise_bound, delta)
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         like = self.candidates
