@@ -91,3 +91,17 @@ def regret_ratios_to_uniform(make_policy, kernel_name, *, n=100, T=300, seeds=3)
         uniform = UniformRandom(X, k, T, generator=torch.Generator().manual_seed(seed))
         ratios.append(play(policy, env, T).expected_regret[-1] / play(uniform, env, T).expected_regret[-1])
     return ratios
+
+
+def archived(out):
+    """``key → record dict`` of ``out/trials.jsonl.xz``, read independently of the store."""
+    import json
+    import lzma
+
+    from torch_advbandit.experiments import config_from_dict
+
+    path = out / "trials.jsonl.xz"
+    if not path.exists():
+        return {}
+    records = [json.loads(line) for line in lzma.decompress(path.read_bytes()).decode().splitlines()]
+    return {config_from_dict(r["config"]).key: r for r in records}

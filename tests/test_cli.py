@@ -1,4 +1,5 @@
 import pytest
+from conftest import archived
 
 from torch_advbandit.cli import main
 
@@ -27,7 +28,7 @@ def test_run_writes_table_records_and_plot(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| 2 | matern32 | Kernelized Exp3 | 12 | 2 |" in printed
     assert "| 2 | matern32 | Random | 12 | 2 |" in printed
-    assert len(list((out / "trials").glob("*.json"))) == 4
+    assert len(archived(out)) == 4
     assert (out / "summary.csv").exists() and (out / "summary.md").exists()
     assert (out / "regret_setting2_matern32_T12.png").exists()
 

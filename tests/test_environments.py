@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 from conftest import DT, grid, oracle_kernel
@@ -70,11 +72,44 @@ def test_lower_bound_environment_matches_its_definition():
     F = torch.stack([env.rewards(t, None) for t in range(T)])
     shocks = (F - env.mean_function) @ k0 / (k0 @ k0)
     torch.testing.assert_close(F, env.mean_function + shocks[:, None] * k0)  # f_t − f ∝ k(0, ·)
-    sigma2 = 1.0 / torch.log(torch.tensor(float(T)))
-    assert abs(float(shocks.var()) / float(sigma2) - 1) < 0.1  # 4000 draws: s.e. of the ratio ≈ 0.022
-    assert abs(float(shocks.mean())) < 4 * float(sigma2.sqrt()) / T**0.5
+    # [Iwazaki2026] App. 13, instance 2: σ² = B²/(8 log(2T²)), |s_t| ≤ B/2 (B = 2)
+    sigma2 = 4.0 / (8.0 * math.log(2.0 * T**2))
+    assert env.sigma**2 == pytest.approx(sigma2)
+    assert abs(float(shocks.var()) / sigma2 - 1) < 0.1  # 4000 draws: s.e. of the ratio ≈ 0.022
+    assert abs(float(shocks.mean())) < 4 * sigma2**0.5 / T**0.5
+    assert float(shocks.abs().max()) <= 1.0 + 1e-12
     assert float(env.mean_function.abs().max()) <= 1.0 + 1e-12  # |f(x)| ≤ ‖f‖_k ≤ B/2
     with pytest.raises(ValueError, match="t must be"):
         env.rewards(T, None)
     with pytest.raises(ValueError, match="horizon"):
         LowerBoundEnvironment(make_kernel("se", 2), X, 1)
+
+
+def test_lower_bound_shocks_are_truncated_at_the_papers_threshold():
+    """Shocks whose Gaussian draw passes τ = sqrt(2 log(2T²)) become sign(η)·B/2 (instance 2 of
+    [Iwazaki2026] App. 13), so ‖f_t‖_k ≤ B. The shocks are recomputed from the same generator stream;
+    at T = 2 the threshold is about 2.04, which about 4 % of the draws pass."""
+    from torch_advbandit.environments import LowerBoundEnvironment
+
+    X = torch.rand(10, 1, generator=torch.Generator().manual_seed(1), dtype=DT)
+    B = 3.0
+    env = LowerBoundEnvironment(
+        make_kernel("se", 1), X, 2, rkhs_bound=B, num_centres=5, generator=torch.Generator().manual_seed(2)
+    )
+    tau = math.sqrt(2 * math.log(8.0))
+    assert env.threshold == pytest.approx(tau) and env.sigma == pytest.approx(B / (2 * tau))
+    # the draws: the mean function's expansion first, then the T standard normals
+    gen = torch.Generator().manual_seed(2)
+    from torch_advbandit.environments.adversarial import random_rkhs_functions
+
+    random_rkhs_functions(make_kernel("se", 1), X, num_functions=1, num_centres=5, rkhs_bound=B / 2, generator=gen)
+    eta = torch.randn(2, generator=gen, dtype=DT)
+    expected = torch.where(eta.abs() < tau, B * eta / (2 * tau), torch.sign(eta) * B / 2)
+    torch.testing.assert_close(env.shocks, expected)
+    big = 0
+    for seed in range(200):
+        gen = torch.Generator().manual_seed(seed)
+        e = LowerBoundEnvironment(make_kernel("se", 1), X, 2, rkhs_bound=B, num_centres=5, generator=gen)
+        big += int((e.shocks.abs() == B / 2).sum())
+        assert float(e.shocks.abs().max()) <= B / 2
+    assert big > 0  # P(|η| ≥ 2.04) ≈ 0.041: about 16 of 400 draws are truncated

@@ -15,7 +15,8 @@ import textwrap
 import pytest
 
 from torch_advbandit.experiments import Grid, TrialConfig, run_sweep
-from torch_advbandit.experiments.records import TrialRecord, pending_configs, record_path
+from torch_advbandit.experiments.records import TrialRecord, record_path
+from torch_advbandit.experiments.store import RecordStore, pending_configs
 
 TINY = Grid("tiny", (1,), ("se",), ("uniform",), (8,), 3, num_functions=10, num_centres=5)
 
@@ -26,13 +27,13 @@ def mtimes(trials):
 
 def test_truncated_record_is_moved_aside_and_rerun(tmp_path):
     configs = TINY.configs()
-    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    run_sweep(configs, tmp_path, backend="serial", progress=False, compact=False)
     trials = tmp_path / "trials"
     damaged = record_path(trials, configs[1])
     damaged.write_text(damaged.read_text()[:100])  # a crash mid-write by some other tool
     before = mtimes(trials)
     with pytest.warns(RuntimeWarning, match="damaged record"):
-        records = run_sweep(configs, tmp_path, backend="serial", progress=False)
+        records = run_sweep(configs, tmp_path, backend="serial", progress=False, compact=False)
     assert [r.trial for r in records] == configs
     after = mtimes(trials)
     assert after[damaged.name] != before[damaged.name]
@@ -90,12 +91,12 @@ def test_full_disk_on_write_is_reported_and_leaves_no_partial_file(tmp_path, mon
 
     monkeypatch.setattr(json, "dump", dump)
     with pytest.raises(RuntimeError, match=r"(?s)1 trial\(s\) failed.*seed1.*No space left"):
-        run_sweep(configs, tmp_path, backend="serial", progress=False)
+        run_sweep(configs, tmp_path, backend="serial", progress=False, compact=False)
     trials = tmp_path / "trials"
     assert sorted(p.name for p in trials.iterdir()) == sorted(record_path(trials, c).name for c in configs[::2])
     before = mtimes(trials)
     monkeypatch.setattr(json, "dump", real_dump)
-    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    run_sweep(configs, tmp_path, backend="serial", progress=False, compact=False)
     after = mtimes(trials)
     assert len(after) == 3 and all(after[k] == v for k, v in before.items())
 
@@ -173,12 +174,12 @@ def test_worker_killed_mid_trial_is_reported_and_the_rerun_completes_the_rest(tm
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "trial(s) failed" in out.stderr and "seed1" in out.stderr, out.stderr[-2000:]
-    trials = tmp_path / "trials"
-    before = mtimes(trials)
-    assert list(before) == [record_path(trials, TINY.configs()[0]).name]  # seed 0 finished first and is kept
+    store = RecordStore(tmp_path)
+    first = [store.get(c) for c in TINY.configs()]
+    assert first[0] is not None and first[1] is None  # seed 0 finished first and is archived
     records = run_sweep(TINY.configs(), tmp_path, backend="local", workers=1, progress=False)
     assert [r.trial.seed for r in records] == [0, 1, 2]
-    assert mtimes(trials)[next(iter(before))] == next(iter(before.values()))
+    assert records[0].to_dict() == first[0].to_dict()  # not re-run: the same wall times
 
 
 def test_every_record_stores_its_seed_and_full_configuration(tmp_path):

@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         "reproduce",
         help="reproduce a paper experiment as one resumable sweep (table3, growth)",
         description="Run a named experiment grid (experiments.grids.GRIDS) in worker processes or on Ray. "
-        "Finished trials are kept under OUT/trials; a re-run resumes.",
+        "Finished trials are kept in OUT/trials.jsonl.xz; a re-run resumes.",
     )
     rep.add_argument(
         "experiment",
@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _print_outputs(table: str, out: Path, files: list[Path]) -> None:
     print(table)
-    print(f"\nrecords: {out / 'trials'}")
+    print(f"\nrecords: {out / 'trials.jsonl.xz'}")
     for path in files:
         print(f"{'plot' if path.suffix == '.png' else 'table'}: {path}")
 

@@ -13,6 +13,7 @@ from ..kernels import KERNEL_NAMES, make_kernel
 from .records import TrialRecord
 from .runner import machine_info, play
 from .settings import POLICIES, SETTINGS
+from .streams import stream_of
 from .trials import check_device_name, register_trial_kind
 
 #: Environments a trial can face: the paper's adaptive adversary and the lower-bound instance.
@@ -84,6 +85,11 @@ class TrialConfig:
         """True when the trial runs fewer rounds than its horizon (its regret is not comparable)."""
         return self.rounds_to_run < self.horizon
 
+    @property
+    def stream(self) -> str:
+        """The environment's and the policy's stream versions, e.g. ``'adaptive@1+uniform@1'``."""
+        return stream_of(self.environment, self.policy)
+
     def run(self, on_round: Callable[[int], None] | None = None) -> TrialRecord:
         """Run this trial (:func:`run_trial`)."""
         return run_trial(self, on_round=on_round)
@@ -147,4 +153,6 @@ def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = N
     )
     setup = time.perf_counter() - start
     traj = play(policy, env, config.rounds_to_run, on_round=on_round)
-    return TrialRecord(config=asdict(config), setup_seconds=setup, environment=machine_info(), **asdict(traj))
+    return TrialRecord(
+        config=asdict(config), setup_seconds=setup, environment=machine_info(), stream=config.stream, **asdict(traj)
+    )

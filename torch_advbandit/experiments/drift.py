@@ -21,6 +21,7 @@ from ..parameters import nonstationary_discount
 from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
 from .runner import machine_info, play
+from .streams import stream_of
 from .trials import check_device_name, register_trial_kind
 
 #: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
@@ -104,6 +105,11 @@ class DriftTrialConfig:
         return False
 
     @property
+    def stream(self) -> str:
+        """The scenario's and the policy's stream versions, e.g. ``'abrupt@1+wgp_ucb@1'``."""
+        return stream_of(self.scenario, self.policy)
+
+    @property
     def key(self) -> str:
         return (
             f"drift-{self.scenario}-{self.policy}-T{self.horizon}-seed{self.seed}"
@@ -131,7 +137,9 @@ class DriftTrialConfig:
         )
         setup = time.perf_counter() - start
         traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size",))
-        return TrialRecord(config=asdict(self), setup_seconds=setup, environment=machine_info(), **asdict(traj))
+        return TrialRecord(
+            config=asdict(self), setup_seconds=setup, environment=machine_info(), stream=self.stream, **asdict(traj)
+        )
 
 
 def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, beta_scale: float = 1.0):

@@ -1,8 +1,10 @@
-"""Result records of trials, one JSON file each, written atomically, and the check that a record is whole.
+"""Result records of trials as JSON, written atomically, and the check that a record is whole.
 
-This module only stores and validates; what a trial is comes from
-:mod:`~torch_advbandit.experiments.trials` (the :class:`~torch_advbandit.experiments.trials.Trial`
-protocol and the registry that rebuilds a configuration from its record).
+This module stores one record and validates it; :mod:`~torch_advbandit.experiments.store` keeps the
+records of a results folder (loose files while a sweep runs, one compressed archive at rest). What
+a trial is comes from :mod:`~torch_advbandit.experiments.trials` (the
+:class:`~torch_advbandit.experiments.trials.Trial` protocol and the registry that rebuilds a
+configuration from its record).
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ import json
 import math
 import os
 import tempfile
-import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ class TrialRecord:
         setup_seconds: the learner's construction time (kernel matrix, exploration distribution).
         environment: machine and library versions.
         diagnostics: per-round policy diagnostics, e.g. ``dictionary_size`` (``s_t``) for RLS.
+        stream: the versions of the code that made it (:attr:`Trial.stream
+            <torch_advbandit.experiments.trials.Trial.stream>`); a record whose stream differs from
+            the current code's is stale and never served as a result.
 
     Example:
         >>> from torch_advbandit.experiments import TrialConfig
@@ -54,6 +58,7 @@ class TrialRecord:
     setup_seconds: float
     environment: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, list[float]] = field(default_factory=dict)
+    stream: str = ""
 
     @property
     def trial(self):
@@ -64,19 +69,23 @@ class TrialRecord:
     def mean_round_seconds(self) -> float:
         return sum(self.round_seconds) / len(self.round_seconds)
 
-    def save(self, directory: str | Path) -> Path:
-        """Write ``<directory>/<key>.json`` atomically (temporary file, then rename).
+    def to_dict(self) -> dict[str, Any]:
+        """The record as stored: regrets to ``REGRET_DIGITS`` significant digits (relative error
+        ``≤ 5·10⁻⁸``, far below any seed-to-seed spread), wall times to ``TIME_DIGITS`` (a timer's
+        run-to-run noise is far larger); draws and diagnostics exactly."""
+        data = asdict(self)
+        for name in ("expected_regret", "realised_regret"):
+            data[name] = [_significant(v, REGRET_DIGITS) for v in data[name]]
+        data["round_seconds"] = [_significant(s, TIME_DIGITS) for s in self.round_seconds]
+        data["setup_seconds"] = _significant(self.setup_seconds, TIME_DIGITS)
+        return data
 
-        Wall times are written to ``TIME_DIGITS`` significant digits (a timer's run-to-run noise is
-        far larger, and the full ``repr`` made them a third of a record); regrets, draws and
-        diagnostics are written exactly.
-        """
+    def save(self, directory: str | Path) -> Path:
+        """Write :meth:`to_dict` to ``<directory>/<key>.json`` atomically (temporary file, then rename)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{self.trial.key}.json"
-        data = asdict(self)
-        data["round_seconds"] = [_significant(s) for s in self.round_seconds]
-        data["setup_seconds"] = _significant(self.setup_seconds)
+        data = self.to_dict()
         with atomic_file(path) as fh:
             json.dump(data, fh)
         return path
@@ -84,13 +93,18 @@ class TrialRecord:
     @classmethod
     def load(cls, path: str | Path) -> TrialRecord:
         """Read a record; ``ValueError`` if the file is not a record (see :meth:`validate`)."""
+        with open(path) as fh:
+            return cls.from_json(fh.read(), str(path))
+
+    @classmethod
+    def from_json(cls, text: str, origin: str = "record") -> TrialRecord:
+        """Parse one record from JSON text; ``ValueError`` if it does not have a record's fields."""
         try:
-            with open(path) as fh:
-                data = json.load(fh)
+            data = json.loads(text)
         except RecursionError as exc:  # JSON nested beyond Python's recursion limit
-            raise ValueError(f"{path} is nested too deeply to be a record") from exc
+            raise ValueError(f"{origin} is nested too deeply to be a record") from exc
         if not isinstance(data, dict) or set(data) - RECORD_FIELDS or not REQUIRED_FIELDS <= set(data):
-            raise ValueError(f"{path} does not have a record's fields")
+            raise ValueError(f"{origin} does not have a record's fields")
         return cls(**data)
 
     def validate(self, rounds: int) -> None:
@@ -113,6 +127,8 @@ class TrialRecord:
             raise ValueError("setup_seconds must be a finite number ≥ 0")
         if not isinstance(self.config, dict) or not isinstance(self.environment, dict):
             raise ValueError("config and environment must be objects")
+        if not isinstance(self.stream, str):
+            raise ValueError("stream must be a string")
         if not isinstance(self.diagnostics, dict):
             raise ValueError("diagnostics must be an object")
         for name, values in self.diagnostics.items():
@@ -174,10 +190,12 @@ def atomic_file(path: str | Path, mode: str = "w", **open_kwargs) -> Iterator:
 
 #: Significant digits of the wall times in a saved record.
 TIME_DIGITS = 4
+#: Significant digits of the regret curves in a saved record.
+REGRET_DIGITS = 8
 
 
-def _significant(seconds: float) -> float:
-    return float(f"{seconds:.{TIME_DIGITS}g}")
+def _significant(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
 
 
 def record_path(directory: str | Path, config: Trial) -> Path:
@@ -189,52 +207,3 @@ def record_path(directory: str | Path, config: Trial) -> Path:
         's2-se-uniform-T50-seed0-F1000x100-cpu.json'
     """
     return Path(directory) / f"{config.key}.json"
-
-
-def pending_configs(configs: Iterable[Trial], out_dir: str | Path) -> tuple[list, list]:
-    """``(all, todo)``: the de-duplicated configurations and those without a record under ``out_dir/trials``.
-
-    Example:
-        >>> from torch_advbandit.experiments import TrialConfig
-        >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1, 1)]
-        >>> import tempfile
-        >>> out = Path(tempfile.mkdtemp())
-        >>> _ = configs[0].run().save(out / "trials")
-        >>> every, todo = pending_configs(configs, out)
-        >>> len(every), [c.seed for c in todo]
-        (2, [1])
-    """
-    trial_dir = Path(out_dir) / "trials"
-    configs = list(dict.fromkeys(configs))
-    return configs, [c for c in configs if not _valid_record(record_path(trial_dir, c), c)]
-
-
-def _valid_record(path: Path, config: Trial) -> bool:
-    """Whether ``path`` holds a complete record of ``config``; a damaged file is moved aside.
-
-    A record that does not parse, fails :meth:`TrialRecord.validate` (types, lengths, finite
-    numbers) or belongs to another configuration (a crash while writing, a disk that filled up, an
-    edit by hand, a file made by other code) is renamed to
-    ``<key>.json.corrupt[-k]`` with a ``RuntimeWarning`` — kept for inspection, never silently
-    trusted or deleted — and the trial counts as pending.
-    """
-    if not path.exists():
-        return False
-    try:
-        record = TrialRecord.load(path)
-        record.validate(config.rounds_to_run)
-        ok = config_from_dict(record.config) == config
-    except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
-        ok = False
-    if ok:
-        return True
-    target = path.with_name(path.name + ".corrupt")
-    k = 1
-    while target.exists():
-        target = path.with_name(f"{path.name}.corrupt-{k}")
-        k += 1
-    os.replace(path, target)
-    warnings.warn(
-        f"damaged record {path.name} moved to {target.name}; the trial will run again", RuntimeWarning, stacklevel=3
-    )
-    return False

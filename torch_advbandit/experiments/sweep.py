@@ -1,10 +1,12 @@
 """Run many trials at once: local worker processes by default, or a Ray cluster; nothing is lost.
 
-Every backend follows one protocol. The driver lists the configurations whose record is missing,
+Every backend follows one protocol. The driver lists the configurations without a current record,
 hands each to a worker, and writes each finished record itself, atomically, under
-``out_dir/trials`` (so a Ray cluster without a shared file system works too). A re-run skips the
-recorded trials; killing the sweep at any moment loses only the trials in flight. Workers report
-their rounds through a queue, which drives one progress bar per running trial and an overall bar.
+``out_dir/trials`` (so a Ray cluster without a shared file system works too); at the end the
+records are compacted into ``out_dir/trials.jsonl.xz``
+(:class:`~torch_advbandit.experiments.store.RecordStore`). A re-run skips the recorded trials;
+killing the sweep at any moment loses only the trials in flight. Workers report their rounds
+through a queue, which drives one progress bar per running trial and an overall bar.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .records import TrialRecord, pending_configs, record_path
+from .records import TrialRecord
+from .store import RecordStore, pending_configs
 from .trials import Trial, config_from_dict
 
 BACKENDS = ("local", "ray", "serial")
@@ -110,12 +113,13 @@ def run_sweep(
     address: str | None = None,
     progress: bool = True,
     name: str = "sweep",
+    compact: bool = True,
 ) -> list[TrialRecord]:
-    """Run every configuration not yet recorded under ``out_dir/trials``; return all records.
+    """Run every configuration without a current record under ``out_dir``; return all records.
 
     Args:
         configs: the trials (duplicates are run once).
-        out_dir: results folder; records go to ``out_dir/trials/<key>.json``.
+        out_dir: results folder; records go to ``out_dir/trials/<key>.json`` as they finish.
         backend: ``"local"`` (worker processes on this machine), ``"ray"`` (tasks on a Ray
             cluster; ``pip install torch_advbandit[ray]``) or ``"serial"`` (this process, one
             trial after another: the driver of ``torch-advbandit run``).
@@ -128,6 +132,8 @@ def run_sweep(
             instance is started when omitted.
         progress: show the overall and per-trial progress bars.
         name: the overall bar's label.
+        compact: merge the records into ``out_dir/trials.jsonl.xz`` at the end (also after
+            failures: the finished trials are archived).
 
     Returns:
         The records of every configuration, in the order given.
@@ -146,8 +152,9 @@ def run_sweep(
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    trial_dir = Path(out_dir) / "trials"
+    store = RecordStore(out_dir)
     configs, todo = pending_configs(configs, out_dir)
+    failures = []
     if todo:
         cpus = os.cpu_count() or 1
         workers = min(workers or cpus, len(todo))
@@ -155,21 +162,26 @@ def run_sweep(
         bars = _Progress(todo, progress, name)
         try:
             with _sigterm_as_interrupt():
-                failures = _run_backend(backend, todo, trial_dir, bars, workers, threads, address)
+                failures = _run_backend(backend, todo, store, bars, workers, threads, address)
         finally:
             bars.close()
-        if failures:
-            lines = "\n".join(f"  {key}: {err}" for key, err in failures)
-            raise RuntimeError(f"{len(failures)} trial(s) failed (finished trials are kept):\n{lines}")
-    return [TrialRecord.load(record_path(trial_dir, c)) for c in configs]
+    if compact:
+        store.compact()
+    if failures:
+        lines = "\n".join(f"  {key}: {err}" for key, err in failures)
+        raise RuntimeError(f"{len(failures)} trial(s) failed (finished trials are kept):\n{lines}")
+    records = [store.get(c) for c in configs]
+    if any(r is None for r in records):  # pragma: no cover - a record removed while the sweep ran
+        raise RuntimeError(f"records under {out_dir} changed during the sweep; run it again")
+    return records
 
 
-def _run_backend(backend, todo, trial_dir, bars, workers, threads, address) -> list[tuple[str, str]]:
+def _run_backend(backend, todo, store, bars, workers, threads, address) -> list[tuple[str, str]]:
     if backend == "serial":
-        return _run_serial(todo, trial_dir, bars)
+        return _run_serial(todo, store, bars)
     if backend == "local":
-        return _run_local(todo, trial_dir, bars, workers, threads)
-    return _run_ray(todo, trial_dir, bars, workers, threads, address)
+        return _run_local(todo, store, bars, workers, threads)
+    return _run_ray(todo, store, bars, workers, threads, address)
 
 
 @contextmanager
@@ -199,9 +211,9 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _save(result: dict[str, Any], trial_dir: Path, bars: _Progress) -> None:
+def _save(result: dict[str, Any], store: RecordStore, bars: _Progress) -> None:
     record = TrialRecord(**result)
-    record.save(trial_dir)
+    store.put(record)
     bars.finished(record.trial.key)
 
 
@@ -213,12 +225,12 @@ class _DirectQueue:
         self.bars.message(*message)
 
 
-def _run_serial(todo, trial_dir, bars) -> list[tuple[str, str]]:
+def _run_serial(todo, store, bars) -> list[tuple[str, str]]:
     failures = []
     for config in todo:
         try:
             result = execute_trial(asdict(config), None, _DirectQueue(bars))
-            _save(result, trial_dir, bars)
+            _save(result, store, bars)
         except Exception as exc:  # noqa: BLE001 - reported after the sweep, others still run
             failures.append((config.key, repr(exc)))
             bars.finished(config.key)
@@ -244,7 +256,7 @@ def _die_with_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _run_local(todo, trial_dir, bars, workers, threads) -> list[tuple[str, str]]:
+def _run_local(todo, store, bars, workers, threads) -> list[tuple[str, str]]:
     import multiprocessing
     from multiprocessing.managers import SyncManager
 
@@ -266,7 +278,7 @@ def _run_local(todo, trial_dir, bars, workers, threads) -> list[tuple[str, str]]
                     for future in done:
                         config = futures.pop(future)
                         try:
-                            _save(future.result(), trial_dir, bars)
+                            _save(future.result(), store, bars)
                         except Exception as exc:  # noqa: BLE001
                             failures.append((config.key, repr(exc)))
                             bars.finished(config.key)
@@ -279,7 +291,7 @@ def _run_local(todo, trial_dir, bars, workers, threads) -> list[tuple[str, str]]
     return failures
 
 
-def _run_ray(todo, trial_dir, bars, workers, threads, address) -> list[tuple[str, str]]:
+def _run_ray(todo, store, bars, workers, threads, address) -> list[tuple[str, str]]:
     try:
         import ray
         from ray.util.queue import Queue
@@ -304,7 +316,7 @@ def _run_ray(todo, trial_dir, bars, workers, threads, address) -> list[tuple[str
                 for ref in ready:
                     config = refs.pop(ref)
                     try:
-                        _save(ray.get(ref), trial_dir, bars)
+                        _save(ray.get(ref), store, bars)
                     except Exception as exc:  # noqa: BLE001
                         failures.append((config.key, repr(exc)))
                         bars.finished(config.key)

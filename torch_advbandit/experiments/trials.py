@@ -36,6 +36,10 @@ class Trial(Protocol):
     def timing_only(self) -> bool:
         """True when the trial is run to time rounds only (its regret is not comparable)."""
 
+    @property
+    def stream(self) -> str:
+        """The versions of the code that decide its results (:mod:`~torch_advbandit.experiments.streams`)."""
+
     def run(self, on_round: Callable[[int], None] | None = None) -> Any:
         """Play the trial; returns its :class:`~torch_advbandit.experiments.records.TrialRecord`."""
 

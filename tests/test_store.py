@@ -1,0 +1,108 @@
+"""The record store: compact archives, stale records re-run, damaged archive lines never served."""
+
+import json
+import lzma
+
+import pytest
+from conftest import archived
+
+from torch_advbandit.experiments import Grid, TrialConfig, run_sweep
+from torch_advbandit.experiments import streams as streams_module
+from torch_advbandit.experiments.store import ARCHIVE, CORRUPT, RecordStore, pending_configs
+
+TINY = Grid("tiny", (1,), ("se",), ("uniform", "kernelized_exp3"), (8,), 2, num_functions=10, num_centres=5)
+
+
+def test_a_sweep_ends_with_one_archive_and_a_rerun_runs_nothing(tmp_path, monkeypatch):
+    configs = TINY.configs()
+    first = run_sweep(configs, tmp_path, backend="serial", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".trials.lock", ARCHIVE]
+    stored = archived(tmp_path)
+    assert sorted(stored) == sorted(c.key for c in configs)
+    assert all(r["stream"] == c.stream for c, r in zip(configs, (stored[c.key] for c in configs), strict=True))
+    calls = []
+    monkeypatch.setattr(TrialConfig, "run", lambda self, on_round=None: calls.append(self))
+    again = run_sweep(configs, tmp_path, backend="serial", progress=False)
+    assert calls == [] and [r.to_dict() for r in again] == [r.to_dict() for r in first]
+    raw = (tmp_path / ARCHIVE).read_bytes()
+    RecordStore(tmp_path).compact()  # nothing loose: the archive is not rewritten
+    assert (tmp_path / ARCHIVE).read_bytes() == raw
+
+
+def test_a_record_from_another_stream_version_is_stale_and_runs_again(tmp_path, monkeypatch):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 99)  # a change to the algorithm
+    with pytest.warns(RuntimeWarning, match=r"2 stale record\(s\)"):
+        _, todo = pending_configs(configs, tmp_path)
+    assert [c.policy for c in todo] == ["kernelized_exp3"] * 2
+    with pytest.warns(RuntimeWarning, match="stale"):
+        records = run_sweep(configs, tmp_path, backend="serial", progress=False)
+    assert {r.stream for r in records if r.config["policy"] == "kernelized_exp3"} == {"adaptive@1+kernelized_exp3@99"}
+    assert {r["stream"] for r in archived(tmp_path).values()} == {
+        "adaptive@1+uniform@1",
+        "adaptive@1+kernelized_exp3@99",
+    }
+    _, todo = pending_configs(configs, tmp_path)
+    assert todo == []
+
+
+def test_a_record_without_a_stream_is_never_served(tmp_path):
+    config = TINY.configs()[0]
+    record = config.run()
+    record.stream = ""  # made by code that did not version its streams
+    RecordStore(tmp_path).put(record)
+    with pytest.warns(RuntimeWarning, match="stale"):
+        assert pending_configs([config], tmp_path)[1] == [config]
+
+
+def _rewrite_archive(out, edit):
+    path = out / ARCHIVE
+    lines = lzma.decompress(path.read_bytes()).decode().splitlines()
+    path.write_bytes(lzma.compress(("\n".join(edit(lines)) + "\n").encode()))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda line: line[: len(line) // 2],  # cut short
+        lambda line: json.dumps({**json.loads(line), "expected_regret": [float("nan")] * 8}),  # NaN
+        lambda line: json.dumps({**json.loads(line), "chosen": [-1] * 8}),  # impossible draws
+        lambda line: json.dumps({**json.loads(line), "extra": 1}),  # a field no record has
+    ],
+    ids=["truncated", "nan", "negative-index", "foreign-field"],
+)
+def test_a_damaged_archive_line_is_not_served_and_is_kept_aside(tmp_path, damage):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    _rewrite_archive(tmp_path, lambda lines: [damage(lines[0]), *lines[1:]])
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        _, todo = pending_configs(configs, tmp_path)
+    assert len(todo) == 1
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        records = run_sweep(configs, tmp_path, backend="serial", progress=False)
+    assert len(records) == 4 and len(archived(tmp_path)) == 4
+    assert len((tmp_path / CORRUPT).read_text().splitlines()) == 1  # kept for inspection
+    assert pending_configs(configs, tmp_path)[1] == []
+
+
+def test_an_archive_that_does_not_decompress_is_moved_aside(tmp_path):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    path = tmp_path / ARCHIVE
+    path.write_bytes(path.read_bytes()[:50])
+    with pytest.warns(RuntimeWarning, match="moved to trials.jsonl.xz.corrupt"):
+        _, todo = pending_configs(configs, tmp_path)
+    assert todo == configs and (tmp_path / (ARCHIVE + ".corrupt")).exists()
+
+
+def test_a_loose_record_replaces_the_archived_one_of_the_same_trial(tmp_path):
+    config = TINY.configs()[0]
+    store = RecordStore(tmp_path)
+    store.put(config.run())
+    store.compact()
+    newer = config.run()
+    newer.setup_seconds = 123.0
+    store.put(newer)
+    store.compact()
+    assert archived(tmp_path)[config.key]["setup_seconds"] == 123.0 and not (tmp_path / "trials").exists()

@@ -1,0 +1,66 @@
+"""Each component's output is pinned at its stream version: a change that alters what a seed produces
+must bump the component's entry of ``STREAM_VERSIONS``, so stale records are never served."""
+
+import hashlib
+import json
+
+import pytest
+import torch
+
+from torch_advbandit.experiments import DriftTrialConfig, TrialConfig
+from torch_advbandit.experiments.drift import DRIFT_POLICY_LABELS, SCENARIOS
+from torch_advbandit.experiments.settings import POLICIES
+from torch_advbandit.experiments.streams import STREAM_VERSIONS, stream_of
+
+#: (component, version) → digest of a tiny trial's draws and regret curve.
+PINNED = {
+    "abrupt@1": "3f3100e65df5bf5c",
+    "adaptive@1": "307a872eed5ba76c",
+    "apg_exp3@1": "e8536ee3f6322ec0",
+    "igp_ucb@1": "c6c7520974d45137",
+    "kernelized_exp3@1": "44e12e67fbc807d3",
+    "kernelized_exp3_anytime@1": "c934cd9177970638",
+    "kernelized_exp3_derived@1": "78e41265edcc4e86",
+    "lower_bound@1": "730528e9ceb54410",
+    "r_gp_ucb@1": "8aa7253b50bcfc60",
+    "rls_kernelized_exp3@1": "a510a8ebdd0b6913",
+    "rls_kernelized_exp3_derived@1": "8fb640daabbc531c",
+    "slow@1": "ce386cfa6d84a626",
+    "sw_gp_ucb@1": "3f3100e65df5bf5c",
+    "uniform@1": "833a221b1f6be5d0",
+    "wgp_ucb@1": "06840f44b8a30db6",
+}
+
+
+def digest(record) -> str:
+    text = json.dumps([record.chosen, [f"{v:.6g}" for v in record.expected_regret]])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def tiny(component: str):
+    if component in SCENARIOS:
+        return DriftTrialConfig(component, "sw_gp_ucb", seed=0, horizon=10)
+    if component in DRIFT_POLICY_LABELS:
+        return DriftTrialConfig("abrupt", component, seed=0, horizon=10)
+    if component in ("adaptive", "lower_bound"):
+        return TrialConfig(1, "se", "kernelized_exp3", 12, 0, num_functions=10, num_centres=5, environment=component)
+    return TrialConfig(1, "matern52", component, 12, 0, num_functions=10, num_centres=5)
+
+
+def test_every_policy_and_environment_has_a_stream_version():
+    assert set(POLICIES) | set(DRIFT_POLICY_LABELS) | set(SCENARIOS) | {"adaptive", "lower_bound"} == set(
+        STREAM_VERSIONS
+    )
+    with pytest.raises(ValueError, match="STREAM_VERSIONS"):
+        stream_of("adaptive", "new_policy")
+
+
+@pytest.mark.parametrize("component", sorted(STREAM_VERSIONS))
+def test_output_matches_the_pinned_digest_of_its_version(component):
+    torch.set_num_threads(1)
+    name = f"{component}@{STREAM_VERSIONS[component]}"
+    got = digest(tiny(component).run())
+    assert PINNED.get(name) == got, (
+        f"the output of {component!r} changed ({got}): bump STREAM_VERSIONS[{component!r}] "
+        f"and pin the new digest as PINNED['{component}@<new version>'] = {got!r}"
+    )

@@ -1,0 +1,214 @@
+"""The records of one results folder: loose files while a sweep runs, one compressed archive at rest.
+
+A sweep writes each finished record to ``out/trials/<key>.json`` (atomic, so concurrent workers,
+a crash or a Ray cluster lose nothing but the trials in flight); :meth:`RecordStore.compact` then
+merges the loose files into ``out/trials.jsonl.xz`` — one JSON record per line, xz-compressed,
+rewritten atomically under a lock — and removes them. A record is served only when it is whole
+(:meth:`~torch_advbandit.experiments.records.TrialRecord.validate`), belongs to the configuration
+asked for, and was made by the current code (its ``stream``, :mod:`~torch_advbandit.experiments.streams`).
+A damaged loose file is moved aside (``.corrupt``), a damaged archive line goes to
+``out/trials.corrupt.jsonl`` at the next compaction; a stale record stays stored until a re-run
+replaces it, and is never served.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .records import TrialRecord, atomic_file, record_path
+from .trials import Trial, config_from_dict
+
+#: The compact archive of a results folder.
+ARCHIVE = "trials.jsonl.xz"
+#: Where damaged archive lines are kept for inspection.
+CORRUPT = "trials.corrupt.jsonl"
+
+
+class RecordStore:
+    """The records under ``out_dir``: ``out_dir/trials.jsonl.xz`` plus loose ``out_dir/trials/*.json``.
+
+    Example:
+        >>> import tempfile
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> store = RecordStore(tempfile.mkdtemp())
+        >>> config = TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5)
+        >>> _ = store.put(config.run())
+        >>> store.compact().name, store.get(config).trial == config
+        ('trials.jsonl.xz', True)
+    """
+
+    def __init__(self, out_dir: str | Path) -> None:
+        self.out_dir = Path(out_dir)
+        self.loose_dir = self.out_dir / "trials"
+        self.archive = self.out_dir / ARCHIVE
+        self._lines: dict[str, str] | None = None
+        self.stale: list[str] = []
+
+    def _archived(self) -> dict[str, str]:
+        """``key → line`` of the archive (read once); lines without a usable configuration map to ``""``."""
+        if self._lines is None:
+            self._lines = {}
+            if self.archive.exists():
+                for i, line in enumerate(_read_lines(self.archive)):
+                    key = _line_key(line)
+                    if key is None:
+                        warnings.warn(f"damaged archived record (line {i + 1} of {ARCHIVE})", RuntimeWarning, 3)
+                    self._lines[key or f"<damaged line {i}>"] = line
+        return self._lines
+
+    def get(self, config: Trial) -> TrialRecord | None:
+        """The current, whole record of ``config``, or ``None`` (missing, damaged or stale).
+
+        A damaged loose file is moved aside with a ``RuntimeWarning``; the key of a stale record
+        (another ``stream``) is added to :attr:`stale`.
+        """
+        path = record_path(self.loose_dir, config)
+        if path.exists():
+            record = _checked(path.read_text, config, path.name)
+            if record is None:
+                _move_aside(path)
+                return None
+        else:
+            line = self._archived().get(config.key)
+            if line is None:
+                return None
+            record = _checked(lambda: line, config, f"archived {config.key}")
+            if record is None:
+                warnings.warn(f"damaged archived record {config.key}: the trial will run again", RuntimeWarning, 3)
+                return None
+        if record.stream != config.stream:
+            self.stale.append(config.key)
+            return None
+        return record
+
+    def put(self, record: TrialRecord) -> Path:
+        """Write ``record`` as a loose file (atomically); :meth:`compact` archives it."""
+        return record.save(self.loose_dir)
+
+    def compact(self) -> Path | None:
+        """Merge the loose records into the archive and remove them; the archive path (``None``: no records).
+
+        A loose record replaces an archived one of the same key. Damaged loose files are moved
+        aside; damaged archive lines are appended to ``trials.corrupt.jsonl``. Lines are sorted by
+        key, so the archive's bytes depend only on its records.
+        """
+        with _locked(self.out_dir / ".trials.lock"):
+            self._lines = None
+            lines = dict(self._archived())
+            damaged = [lines.pop(k) for k in [k for k, v in lines.items() if _checked(lambda v=v: v) is None]]
+            merged = []
+            for path in sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []:
+                record = _checked(path.read_text, origin=path.name)
+                if record is None:
+                    _move_aside(path)
+                    continue
+                lines[record.trial.key] = json.dumps(record.to_dict(), separators=(",", ":"))
+                merged.append(path)
+            if damaged:
+                with open(self.out_dir / CORRUPT, "a") as fh:
+                    fh.writelines(line + "\n" for line in damaged)
+                warnings.warn(f"{len(damaged)} damaged archived record(s) moved to {CORRUPT}", RuntimeWarning, 2)
+            if not lines:
+                self._lines = {}
+                return None
+            if merged or damaged or not self.archive.exists():
+                with atomic_file(self.archive, "wb") as fh:
+                    fh.write(lzma.compress("".join(lines[k] + "\n" for k in sorted(lines)).encode()))
+            for path in merged:
+                path.unlink()
+            if self.loose_dir.exists() and not any(self.loose_dir.iterdir()):
+                self.loose_dir.rmdir()
+            self._lines = lines
+            return self.archive
+
+
+def pending_configs(configs: Iterable[Trial], out_dir: str | Path) -> tuple[list, list]:
+    """``(all, todo)``: the de-duplicated configurations and those without a current record under ``out_dir``.
+
+    Stale records (made by other versions of the code) count as pending, with one ``RuntimeWarning``
+    that says how many.
+
+    Example:
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1, 1)]
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> _ = RecordStore(out).put(configs[0].run())
+        >>> every, todo = pending_configs(configs, out)
+        >>> len(every), [c.seed for c in todo]
+        (2, [1])
+    """
+    store = RecordStore(out_dir)
+    configs = list(dict.fromkeys(configs))
+    todo = [c for c in configs if store.get(c) is None]
+    if store.stale:
+        warnings.warn(
+            f"{len(store.stale)} stale record(s) under {out_dir} were made by other versions of the code "
+            f"(e.g. {store.stale[0]}): those trials run again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return configs, todo
+
+
+def _checked(read, config: Trial | None = None, origin: str = "record") -> TrialRecord | None:
+    """The record ``read()`` returns as JSON if it is whole and (when given) of ``config``; else ``None``."""
+    try:
+        record = TrialRecord.from_json(read(), origin)
+        trial = config_from_dict(record.config)
+        record.validate(trial.rounds_to_run)
+        return record if config is None or trial == config else None
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+
+
+def _line_key(line: str) -> str | None:
+    try:
+        return config_from_dict(json.loads(line)["config"]).key
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The archive's lines; an archive that does not decompress is moved aside and reads as empty."""
+    try:
+        return [line for line in lzma.decompress(path.read_bytes()).decode().split("\n") if line]
+    except (lzma.LZMAError, UnicodeDecodeError, EOFError):
+        _move_aside(path)
+        return []
+
+
+def _move_aside(path: Path) -> None:
+    """Rename a damaged ``path`` to ``<name>.corrupt[-k]`` (never deleted) with a ``RuntimeWarning``."""
+    target = path.with_name(path.name + ".corrupt")
+    k = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{k}")
+        k += 1
+    os.replace(path, target)
+    warnings.warn(
+        f"damaged record {path.name} moved to {target.name}; the trial will run again", RuntimeWarning, stacklevel=4
+    )
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (POSIX), so two sweeps never rewrite one archive at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory locks
+            yield
+            return
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,46 @@
+"""Versions of the code that decides what a seed produces, carried by every record.
+
+A record is served only by code that would reproduce it. Every component whose code decides a
+trial's random stream and results — an environment, a policy — has a version here, and a trial's
+``stream`` names the versions of its components, e.g. ``"adaptive@1+kernelized_exp3@1"``. A record
+whose stream differs from the current code's is stale: the sweep runs the trial again and the
+stale record is never served. ``tests/test_streams.py`` pins a digest of each component's output
+at its version and fails until a change that alters that output bumps the version here.
+"""
+
+from __future__ import annotations
+
+#: Version of each environment and policy of the experiments; bump on any change of its output.
+STREAM_VERSIONS: dict[str, int] = {
+    # environments of the adversarial trials ([Iwazaki2026] App. 17 and Sec. 5)
+    "adaptive": 1,
+    "lower_bound": 1,
+    # policies of the adversarial trials
+    "kernelized_exp3": 1,
+    "rls_kernelized_exp3": 1,
+    "apg_exp3": 1,
+    "uniform": 1,
+    "kernelized_exp3_derived": 1,
+    "rls_kernelized_exp3_derived": 1,
+    "kernelized_exp3_anytime": 1,
+    # environments and policies of the drift trials ([Deng2022] Fig. 1)
+    "abrupt": 1,
+    "slow": 1,
+    "wgp_ucb": 1,
+    "igp_ucb": 1,
+    "sw_gp_ucb": 1,
+    "r_gp_ucb": 1,
+}
+
+
+def stream_of(*components: str) -> str:
+    """The stream name of a trial made of ``components``: ``name@version`` joined by ``+``.
+
+    Example:
+        >>> stream_of("adaptive", "uniform")
+        'adaptive@1+uniform@1'
+    """
+    missing = [c for c in components if c not in STREAM_VERSIONS]
+    if missing:
+        raise ValueError(f"no stream version for {missing}: add them to STREAM_VERSIONS")
+    return "+".join(f"{c}@{STREAM_VERSIONS[c]}" for c in components)
