@@ -43,7 +43,7 @@ def round_seconds(name: str, t: int, n: int, repeats: int) -> float:
     g = torch.Generator().manual_seed(1)
     idx = torch.randint(n, (t - 1,), generator=g)
     state = policy.state_dict()
-    state.update(t=t - 1, indices=idx, rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(t - 1, generator=g))
+    state.update(t=t - 1, train_X=X[idx], rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(t - 1, generator=g))
     times = []
     for _ in range(repeats + 1):
         policy.load_state_dict(state)

@@ -30,6 +30,10 @@ FACTORIES = {
     "apg_exp3": lambda X, k, g, T: APGExp3(X, k, T, generator=g),
     "uniform": lambda X, k, g, T: UniformRandom(X, None, T, generator=g),
     "wgp_ucb": lambda X, k, g, T: WGPUCB(X, k, T, discount=0.8, lam=0.05, generator=g),
+    # discount chosen online, hyperparameters and λ refitted every third observation
+    "wgp_ucb_adaptive": lambda X, k, g, T: WGPUCB(
+        X, k, T, discount="auto", lam=0.05, fit_hyperparameters=True, fit_every=3, beta=2.0, generator=g
+    ),
     "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
     "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
     "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),

@@ -12,7 +12,7 @@ from torch_advbandit import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from torch_advbandit.environments import FunctionSequenceEnvironment, abrupt_environment, slowly_varying_environment
 from torch_advbandit.experiments import run_sweep
 from torch_advbandit.experiments.drift import DriftTrialConfig, figure1_configs
-from torch_advbandit.experiments.tables import figure1_markdown, plot_figure1
+from torch_advbandit.experiments.drift_report import figure1_markdown, plot_figure1
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import MAX_LOG_AGE_WEIGHT, discounted_gp
 from torch_advbandit.parameters import nonstationary_discount, nonstationary_memory
@@ -134,7 +134,7 @@ def test_each_algorithm_hands_the_model_exactly_its_observations():
     assert rs.training_set().tolist() == [20, 21, 22]
     assert wgp.training_set().tolist() == igp.training_set().tolist() == list(range(23))
     model = sw.model()
-    torch.testing.assert_close(model.train_inputs[0], X[sw.indices[16:]])
+    torch.testing.assert_close(model.train_inputs[0], sw.train_X[16:])
     torch.testing.assert_close(model.train_targets, sw.rewards[16:])
     torch.testing.assert_close(model.likelihood.noise, torch.full((7,), sw.lam, dtype=DT))
     noise = wgp.model().likelihood.noise
@@ -153,7 +153,7 @@ def test_beta_is_the_hand_computed_theory_value():
     igp = make(IGPUCB, X, noise_bound=0.1, delta=0.05)
     play(wgp, f, 12)
     play(igp, f, 12)
-    Xs = X[wgp.indices]
+    Xs = wgp.train_X
     u = 0.9 ** torch.arange(11, -1, -1, dtype=DT)
     K = oracle_kernel("se", Xs, Xs, 0.3)
     gamma_bar = 0.5 * torch.logdet(torch.eye(12, dtype=DT) + (u[:, None] * K * u[None]) / 0.5)
@@ -162,7 +162,7 @@ def test_beta_is_the_hand_computed_theory_value():
     uniform = make(WGPUCB, X, discount=0.9, lam=0.5, noise_bound=0.1, delta=0.05, time_uniform=True)
     play(uniform, f, 12)
     assert uniform.confidence_width() > wgp.confidence_width()
-    Xi = X[igp.indices]
+    Xi = igp.train_X
     gamma = 0.5 * torch.logdet(torch.eye(12, dtype=DT) + oracle_kernel("se", Xi, Xi, 0.3) / igp.lam)
     expected = 2.0 + 0.1 * math.sqrt(2 * (float(gamma) + 1 + math.log(1 / 0.05)))
     assert igp.confidence_width() == pytest.approx(expected, rel=1e-10)
@@ -186,7 +186,7 @@ def test_selection_is_the_ucb_argmax_of_the_posterior(device):
             ucb = post.mean.reshape(-1) + beta * post.variance.reshape(-1).sqrt()
             assert float(ucb[i]) == pytest.approx(float(ucb.max()), rel=1e-12, abs=1e-12)
         policy.update(i, float(f[i]))
-    assert policy.indices.device.type == device.type
+    assert policy.train_X.device.type == device.type
 
 
 def test_bad_updates_leave_the_policy_unchanged_and_state_round_trips():
@@ -200,7 +200,7 @@ def test_bad_updates_leave_the_policy_unchanged_and_state_round_trips():
         with pytest.raises(ValueError):
             policy.update(index, reward)
     after = policy.state_dict()
-    assert torch.equal(after["indices"], before["indices"]) and torch.equal(after["rewards"], before["rewards"])
+    assert torch.equal(after["train_X"], before["train_X"]) and torch.equal(after["rewards"], before["rewards"])
     assert after["t"] == before["t"] and after["pending"] == i
     clone = make(SlidingWindowGPUCB, X, window=5)
     clone.load_state_dict(before)
@@ -208,7 +208,7 @@ def test_bad_updates_leave_the_policy_unchanged_and_state_round_trips():
     clone.update(i, float(f[i]))
     play(policy, f, 5)
     play(clone, f, 5)
-    assert policy.indices.tolist() == clone.indices.tolist()
+    assert torch.equal(policy.train_X, clone.train_X)
     with pytest.raises(ValueError, match="hyperparameters"):
         make(SlidingWindowGPUCB, X, window=6).load_state_dict(before)
 

@@ -26,7 +26,7 @@ def play(policy, rounds, offset=0):
         if isinstance(policy, RandomizedPolicy):
             fingerprint = policy.probabilities().clone()
         else:
-            fingerprint = policy.confidence_width() if policy.indices.numel() else float("nan")
+            fingerprint = policy.confidence_width() if policy.train_X.shape[0] else float("nan")
         i = policy.select()
         policy.update(i, math.sin(0.7 * t + 0.3 * i))
         out.append((i, fingerprint))
@@ -122,8 +122,13 @@ BAD_CALLS = {
     "index not the pending one": lambda p: p.update((p.select() + 1) % p.n, 0.1),
     "index out of range": lambda p: p.update(p.n, 0.1),
     "reward of the wrong type": lambda p: p.update(p.select(), "0.1"),
-    "observe with rows that are not the pending ones": lambda p: p.observe(
-        p.candidates[(p.select() + 1) % p.n :][:1], torch.zeros(1, 1, dtype=p.candidates.dtype)
+    "observe with rows that are not the pending ones": lambda p: (
+        p.observe(p.candidates[(p.select() + 1) % p.n :][:1], torch.zeros(1, 1, dtype=p.candidates.dtype))
+        if not p._takes_any_rows
+        else p.observe(p.candidates[:2], torch.tensor([[0.1], [float("nan")]], dtype=p.candidates.dtype))
+    ),
+    "observe with a NaN row": lambda p: p.observe(
+        p.candidates[:1] * float("nan"), torch.zeros(1, 1, dtype=p.candidates.dtype)
     ),
     "state with a negative round": lambda p: p.load_state_dict(_tampered(p, t=-1)),
     "state with a garbage generator state": lambda p: p.load_state_dict(

@@ -7,13 +7,22 @@ import json
 import pytest
 import torch
 
-from torch_advbandit.experiments import DriftTrialConfig, TrialConfig
+from torch_advbandit.experiments import BoTorchDriftTrialConfig, DriftTrialConfig, TrialConfig
+from torch_advbandit.experiments.botorch_drift import BOTORCH_METHODS, PROBLEM_NAMES
 from torch_advbandit.experiments.drift import DRIFT_POLICY_LABELS, SCENARIOS
 from torch_advbandit.experiments.settings import POLICIES
 from torch_advbandit.experiments.streams import STREAM_VERSIONS, stream_of
 
 #: (component, version) → digest of a tiny trial's draws and regret curve.
 PINNED = {
+    "botorch_ucb@1": "3855651dcb5b728e",
+    "branin@1": "3855651dcb5b728e",
+    "hartmann6@1": "b25e3559023d4d3b",
+    "levy4@1": "0117a72d42deedbf",
+    "restart_fitted@1": "3855651dcb5b728e",
+    "sw_fitted@1": "3855651dcb5b728e",
+    "wgp_auto_fitted@1": "29b03a7998031973",
+    "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",
     "apg_exp3@1": "e8536ee3f6322ec0",
@@ -29,6 +38,7 @@ PINNED = {
     "sw_gp_ucb@1": "3f3100e65df5bf5c",
     "uniform@1": "833a221b1f6be5d0",
     "wgp_ucb@1": "06840f44b8a30db6",
+    "wgp_ucb_auto@1": "08538df8cef41e8d",
 }
 
 
@@ -38,6 +48,10 @@ def digest(record) -> str:
 
 
 def tiny(component: str):
+    if component in PROBLEM_NAMES:
+        return BoTorchDriftTrialConfig(component, "abrupt", "sw_fitted", 0, horizon=8, num_candidates=64)
+    if component in BOTORCH_METHODS:
+        return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=8, num_candidates=64)
     if component in SCENARIOS:
         return DriftTrialConfig(component, "sw_gp_ucb", seed=0, horizon=10)
     if component in DRIFT_POLICY_LABELS:
@@ -48,9 +62,8 @@ def tiny(component: str):
 
 
 def test_every_policy_and_environment_has_a_stream_version():
-    assert set(POLICIES) | set(DRIFT_POLICY_LABELS) | set(SCENARIOS) | {"adaptive", "lower_bound"} == set(
-        STREAM_VERSIONS
-    )
+    components = set(POLICIES) | set(DRIFT_POLICY_LABELS) | set(SCENARIOS) | {"adaptive", "lower_bound"}
+    assert components | set(PROBLEM_NAMES) | set(BOTORCH_METHODS) == set(STREAM_VERSIONS)
     with pytest.raises(ValueError, match="STREAM_VERSIONS"):
         stream_of("adaptive", "new_policy")
 

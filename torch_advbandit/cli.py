@@ -10,7 +10,9 @@ from .kernels import KERNEL_NAMES
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .experiments.botorch_drift import BOTORCH_METHODS, PROBLEM_NAMES
     from .experiments.catalog import EXPERIMENTS
+    from .experiments.drift import DRIFT_POLICY_LABELS
     from .experiments.settings import POLICIES, SETTINGS
 
     parser = argparse.ArgumentParser(
@@ -59,7 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--address", help="address of an existing Ray cluster (default: start a local one)")
     rep.add_argument("--settings", type=int, nargs="+", choices=sorted(SETTINGS), help="override the settings")
     rep.add_argument("--kernel", nargs="+", choices=KERNEL_NAMES, help="override the kernels")
-    rep.add_argument("--policy", nargs="+", choices=sorted(POLICIES), help="override the algorithms")
+    rep.add_argument(
+        "--policy",
+        nargs="+",
+        choices=sorted(set(POLICIES) | set(DRIFT_POLICY_LABELS) | set(BOTORCH_METHODS)),
+        help="override the algorithms (figure1: the GP-UCB variants; drifting: the methods)",
+    )
+    rep.add_argument("--problem", nargs="+", choices=sorted(PROBLEM_NAMES), help="drifting: the test functions")
     rep.add_argument("--horizon", type=int, nargs="+", help="override the horizon(s) T")
     rep.add_argument("--seeds", type=int, help="override the number of seeds (figure1: runs, default 100)")
     rep.add_argument("--noise", type=float, default=0.05, help="figure1: observation noise std (default 0.05)")
@@ -121,6 +129,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         device=args.device,
         noise=args.noise,
         beta_scale=args.beta_scale,
+        problems=tuple(args.problem) if args.problem else None,
     )
     records = _sweep(
         args,

@@ -68,11 +68,12 @@ def make_kernel(
     return kernel
 
 
-def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel") -> Kernel:
+def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel", *, bounded: bool = True) -> Kernel:
     """Return a copy of ``kernel`` on ``candidates``' device and dtype, checked to satisfy k(x,x) ≤ 1.
 
     The caller's kernel is never modified. Raises ``TypeError`` for a non-GPyTorch kernel and
-    ``ValueError`` when ``k(x, x) > 1`` somewhere on the candidate set.
+    ``ValueError`` when ``k(x, x) > 1`` somewhere on the candidate set (unless ``bounded=False``:
+    the GP-UCB family accepts any positive ``k(x, x)``, e.g. a fitted ``ScaleKernel``).
 
     Example:
         >>> X = torch.rand(10, 2, dtype=torch.float64)
@@ -87,8 +88,9 @@ def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel
     kernel.eval()
     diag = kernel_diag(kernel, candidates)
     tol = 1e-6 if candidates.dtype == torch.float32 else 1e-10
-    if not bool(torch.isfinite(diag).all()) or float(diag.max()) > 1.0 + tol:
-        raise ValueError(f"{name} must satisfy k(x, x) ≤ 1 on the candidates, max is {float(diag.max()):.6g}")
+    if not bool(torch.isfinite(diag).all()) or (bounded and float(diag.max()) > 1.0 + tol):
+        bound = "≤ 1" if bounded else "finite"
+        raise ValueError(f"{name} must satisfy k(x, x) {bound} on the candidates, max is {float(diag.max()):.6g}")
     if float(diag.min()) <= 0:
         raise ValueError(f"{name} must satisfy k(x, x) > 0 on the candidates")
     check_psd_sample(kernel, candidates, name)

@@ -3,12 +3,15 @@
 The second paper's weighted GP regression ([Deng2022], Eqs. 3–4; docs/algorithms.rst §8) with weights
 ``w_s = η^{-s}`` is an ordinary GP posterior whose observation ``s`` has noise variance
 ``λ·η^{-(t−s)}`` at round ``t``: the noise grows with the age of the point. So it is BoTorch's
-``SingleTaskGP`` with a fixed per-observation noise, the kernel's hyperparameters fixed, a zero
-prior mean and no outcome transform.
+``SingleTaskGP`` with per-observation noise ``λ·η^{-age}`` and a zero prior mean: trainable, with
+the age multipliers fixed and ``λ`` and the kernel's hyperparameters free
+(:func:`discounted_gp`), or with everything fixed for the policies' per-round model
+(:func:`fixed_noise_gp`).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import botorch
@@ -16,10 +19,11 @@ import gpytorch
 import torch
 from botorch.models import SingleTaskGP
 from gpytorch.kernels import Kernel
-from gpytorch.means import ZeroMean
+from gpytorch.means import ConstantMean, ZeroMean
 
 from ._validation import check_positive, check_unit_interval
 from .kernels import prepare_kernel
+from .weighted_likelihood import AgeWeightedGaussianLikelihood, WeightedStandardize
 
 #: Observations whose weight ratio ``η^{age}`` is below ``exp(−MAX_LOG_AGE_WEIGHT)`` (``ε²`` of
 #: float64) are left out of the model: their noise exceeds the newest point's by ``1/ε²``, so their
@@ -66,6 +70,8 @@ def discounted_gp(
     discount: float,
     lam: float,
     ages: torch.Tensor | None = None,
+    fit: bool = False,
+    standardize: bool | None = None,
 ) -> SingleTaskGP:
     """The weighted GP of WGP-UCB at the latest round as a BoTorch ``SingleTaskGP`` ([Deng2022], Eqs. 3–4).
 
@@ -79,19 +85,31 @@ def discounted_gp(
     with noise ``λ`` (IGP-UCB, sliding window, restarts). Observations older than
     ``MAX_LOG_AGE_WEIGHT / log(1/η)`` rounds are left out (their effect is below rounding; if
     all are that old, the newest is kept with its noise capped there, which is the prior up to rounding).
-    GPyTorch's minimum fixed-noise floor (``1e-6`` in float64) is lowered for this model so that a
-    small ``λ`` is never clamped.
+
+    The model is an ordinary trainable BoTorch model: the kernel's hyperparameters (any GPyTorch
+    kernel, e.g. ``ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d))`` with any outputscale) and
+    ``λ`` are free (:class:`~torch_advbandit.weighted_likelihood.AgeWeightedGaussianLikelihood`,
+    the age multipliers ``η^{-age}`` held fixed), so
+    ``fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))`` maximises the weighted
+    marginal likelihood (docs/algorithms.rst §8). A new observation's noise — in
+    ``posterior(X, observation_noise=True)`` and in fantasies — is ``λ``, the newest weight's.
 
     Args:
         train_X: ``Tensor[t, d]``, observations in time order (the last row is the newest).
         train_Y: ``Tensor[t, 1]``.
-        kernel: GPyTorch kernel (copied, hyperparameters frozen) with ``k(x, x) ≤ 1``.
+        kernel: GPyTorch kernel (copied; the caller's is never changed).
         discount: ``η ∈ (0, 1]``.
-        lam: ``λ > 0``, the regulariser (noise of the newest observation).
+        lam: ``λ > 0``, the noise variance of the newest observation, in ``train_Y``'s units.
         ages: optional ``Tensor[t]`` of ages ``t − s`` (default ``t−1, …, 1, 0``).
+        fit: fit the kernel's hyperparameters and ``λ`` by maximum weighted marginal likelihood
+            with BoTorch's ``fit_gpytorch_mll`` (``λ`` starts at ``lam``).
+        standardize: standardise the outcomes with the age-weighted mean and standard deviation
+            (:class:`~torch_advbandit.weighted_likelihood.WeightedStandardize`; posteriors are
+            reported on ``train_Y``'s scale); default: ``fit``.
 
     Returns:
-        A ``SingleTaskGP`` in eval mode: zero mean, no outcome transform, fixed noise.
+        A ``SingleTaskGP`` in eval mode: a constant mean, ``0`` until fitted (on the standardised
+        scale when standardising), as BoTorch's default.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -99,6 +117,9 @@ def discounted_gp(
         >>> model = discounted_gp(X, torch.sin(6 * X), make_kernel("se", 1), discount=0.9, lam=0.1)
         >>> model.posterior(torch.rand(5, 1, dtype=torch.float64)).mean.shape
         torch.Size([5, 1])
+        >>> fitted = discounted_gp(X, 3 * torch.sin(6 * X), make_kernel("se", 1), discount=0.9, lam=0.1, fit=True)
+        >>> bool(fitted_lambda(fitted) > 0)
+        True
     """
     if not isinstance(train_X, torch.Tensor) or not isinstance(train_Y, torch.Tensor):
         raise TypeError("train_X and train_Y must be torch.Tensor")
@@ -114,16 +135,98 @@ def discounted_gp(
         raise ValueError("train_X and train_Y must be finite")
     discount = check_unit_interval(discount, "discount")
     lam = check_positive(lam, "lam")
+    for name, flag in (("fit", fit), ("standardize", standardize)):
+        if flag is not None and not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
     if ages is None:
         ages = torch.arange(t - 1, -1, -1, dtype=train_X.dtype, device=train_X.device)
     elif not isinstance(ages, torch.Tensor) or ages.shape != (t,) or not bool((ages >= 0).all()):  # NaN fails
         raise ValueError(f"ages must be a non-negative (not NaN) tensor of shape ({t},)")
-    keep, noise = discounted_noise(ages.to(train_X), discount, lam)
-    return fixed_noise_gp(train_X[keep], train_Y[keep], noise, frozen_kernel(kernel, train_X))
+    keep, multipliers = discounted_noise(ages.to(train_X), discount, 1.0)
+    return weighted_gp(
+        train_X[keep],
+        train_Y[keep],
+        multipliers.squeeze(-1),
+        trainable_kernel(kernel, train_X),
+        lam,
+        fit=fit,
+        standardize=fit if standardize is None else standardize,
+    )
+
+
+def weighted_gp(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    multipliers: torch.Tensor,
+    kernel: Kernel,
+    lam: float,
+    *,
+    fit: bool = False,
+    standardize: bool = False,
+) -> SingleTaskGP:
+    """``SingleTaskGP`` with noise ``λ·multipliers`` (``λ`` learnable), a constant mean (BoTorch's
+    default; it starts at 0, so unfitted it is the zero-mean GP of [Deng2022]), optionally fitted.
+
+    No validation and no copy of ``kernel`` (:func:`discounted_gp` is the checked entry point).
+    ``lam`` is in ``Y``'s units; with ``standardize`` it is divided by the weighted variance.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> gp = weighted_gp(X, torch.sin(6 * X), torch.ones(4, dtype=torch.float64), make_kernel("se", 1), 0.01)
+        >>> round(fitted_lambda(gp), 12)
+        0.01
+    """
+    transform = WeightedStandardize(1.0 / multipliers) if standardize else None
+    if transform is not None:
+        transform(Y)  # the weighted statistics, so that λ starts in the model's units
+        lam = lam / float(transform.stdvs.square())
+    likelihood = AgeWeightedGaussianLikelihood(X, multipliers, lam)
+    with botorch.settings.validate_input_scaling(False):
+        model = SingleTaskGP(
+            X, Y, likelihood=likelihood, covar_module=kernel, mean_module=ConstantMean(), outcome_transform=transform
+        )
+    if fit:
+        from botorch.fit import fit_gpytorch_mll
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model.eval()
+
+
+def fitted_lambda(model: SingleTaskGP) -> float:
+    """``λ`` of a :func:`weighted_gp` / :func:`discounted_gp` model in the outcomes' own units.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> gp = discounted_gp(X, 5 * X, make_kernel("se", 1), discount=1.0, lam=0.2, standardize=True)
+        >>> round(fitted_lambda(gp), 12)
+        0.2
+    """
+    lam = float(model.likelihood.lam.detach())
+    transform = getattr(model, "outcome_transform", None)
+    return lam * float(transform.stdvs.square()) if transform is not None else lam
+
+
+def trainable_kernel(kernel: Kernel, like: torch.Tensor) -> Kernel:
+    """A copy of any GPyTorch ``kernel`` on ``like``'s device and dtype, hyperparameters free to fit.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> trainable_kernel(make_kernel("se", 1), torch.zeros(1, dtype=torch.float32)).raw_lengthscale.requires_grad
+        True
+    """
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a gpytorch.kernels.Kernel, got {type(kernel).__name__}")
+    kernel = copy.deepcopy(kernel).to(dtype=like.dtype, device=like.device)
+    kernel.requires_grad_(True)
+    return kernel.train()
 
 
 def frozen_kernel(kernel: Kernel, like: torch.Tensor) -> Kernel:
-    """A copy of ``kernel`` on ``like``'s device and dtype with every hyperparameter frozen.
+    """A checked copy of ``kernel`` (finite, positive, PSD on a sample; any ``k(x, x)`` scale) on ``like``'s
+    device and dtype with every hyperparameter frozen.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -131,14 +234,27 @@ def frozen_kernel(kernel: Kernel, like: torch.Tensor) -> Kernel:
         >>> k.lengthscale.dtype, k.raw_lengthscale.requires_grad
         (torch.float32, False)
     """
-    kernel = prepare_kernel(kernel, like)
+    kernel = prepare_kernel(kernel, like, bounded=False)
     for p in kernel.parameters():
         p.requires_grad_(False)
     return kernel
 
 
-def fixed_noise_gp(X: torch.Tensor, Y: torch.Tensor, noise: torch.Tensor, kernel: Kernel) -> SingleTaskGP:
-    """``SingleTaskGP`` with zero mean, no outcome transform, the given (unclamped) noise and kernel, in eval mode.
+def _mean(constant: float | None, like: torch.Tensor):
+    """``ZeroMean`` for ``None``, else a ``ConstantMean`` fixed at ``constant``."""
+    if constant is None:
+        return ZeroMean()
+    mean = ConstantMean().to(like)
+    mean.constant.data.fill_(constant)
+    mean.requires_grad_(False)
+    return mean
+
+
+def fixed_noise_gp(
+    X: torch.Tensor, Y: torch.Tensor, noise: torch.Tensor, kernel: Kernel, mean_constant: float | None = None
+) -> SingleTaskGP:
+    """``SingleTaskGP`` with zero (or a fixed constant) mean, no outcome transform, the given (unclamped) noise and
+    kernel, in eval mode.
 
     No validation and no copy of ``kernel`` (pass a :func:`frozen_kernel`): the policies call this
     every round. GPyTorch's fixed-noise floor is lowered below the smallest noise so none is clamped.
@@ -157,6 +273,6 @@ def fixed_noise_gp(X: torch.Tensor, Y: torch.Tensor, noise: torch.Tensor, kernel
         botorch.settings.validate_input_scaling(False),
     ):
         model = SingleTaskGP(
-            X, Y, train_Yvar=noise, covar_module=kernel, mean_module=ZeroMean(), outcome_transform=None
+            X, Y, train_Yvar=noise, covar_module=kernel, mean_module=_mean(mean_constant, X), outcome_transform=None
         )
     return model.eval()

@@ -7,6 +7,7 @@ Dependencies run one way: ``trials`` (the protocol and the registry of trial kin
 """
 
 from .adversarial import TrialConfig, build_environment, run_trial
+from .botorch_drift import BoTorchDriftTrialConfig
 from .catalog import EXPERIMENTS, Experiment, Options
 from .drift import DriftTrialConfig
 from .grids import GRIDS, Grid
@@ -30,6 +31,7 @@ __all__ = [
     "Trial",
     "TrialConfig",
     "DriftTrialConfig",
+    "BoTorchDriftTrialConfig",
     "TrialRecord",
     "build_environment",
     "config_from_dict",

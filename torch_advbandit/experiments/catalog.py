@@ -13,20 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .adversarial import TrialConfig
-from .drift import figure1_configs
+from .botorch_drift import BOTORCH_METHODS, DRIFT_SCENARIOS, PROBLEM_NAMES, BoTorchDriftTrialConfig
+from .drift import DRIFT_POLICY_LABELS, FIGURE1_POLICIES, figure1_configs
+from .drift_report import drifting_markdown, figure1_markdown, plot_discounts, plot_drifting, plot_figure1
 from .grids import GRIDS
 from .records import TrialRecord, atomic_file
 from .report import markdown_table, plot_regret, summarize, write_csv
 from .settings import ONE_ROUND_TIMING
-from .tables import (
-    figure1_markdown,
-    growth_markdown,
-    growth_rows,
-    plot_figure1,
-    plot_growth,
-    plot_settings,
-    table3_markdown,
-)
+from .tables import growth_markdown, growth_rows, plot_growth, plot_settings, table3_markdown
 from .trials import Trial
 
 
@@ -49,6 +43,7 @@ class Options:
     device: str = "cpu"
     noise: float = 0.05
     beta_scale: float = 1.0
+    problems: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -105,13 +100,44 @@ def _figure1_configs(options: Options) -> list[Trial]:
         raise ValueError("figure1 takes one --horizon")
     runs = options.seeds or (3 if options.quick else 100)
     horizon = options.horizons[0] if options.horizons else 500
-    return figure1_configs(runs, horizon=horizon, noise_std=options.noise, beta_scale=options.beta_scale)
+    policies = options.policies or FIGURE1_POLICIES
+    unknown = sorted(set(policies) - set(DRIFT_POLICY_LABELS))
+    if unknown:
+        raise ValueError(f"figure1 policies must be among {sorted(DRIFT_POLICY_LABELS)}, got {unknown}")
+    return figure1_configs(
+        runs, horizon=horizon, noise_std=options.noise, beta_scale=options.beta_scale, policies=tuple(policies)
+    )
 
 
 def _figure1_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
     table = figure1_markdown(records)
     _write_text(out / "figure1.md", table + "\n")
-    return table, [out / "figure1.md", plot_figure1(records, out)]
+    discounts = plot_discounts(records, out)
+    return table, [out / "figure1.md", plot_figure1(records, out), *([discounts] if discounts else [])]
+
+
+def _drifting_configs(options: Options) -> list[Trial]:
+    methods = options.policies or tuple(BOTORCH_METHODS)
+    unknown = sorted(set(methods) - set(BOTORCH_METHODS))
+    if unknown:
+        raise ValueError(f"drifting methods must be among {sorted(BOTORCH_METHODS)}, got {unknown}")
+    problems = options.problems or (("branin",) if options.quick else PROBLEM_NAMES)
+    horizon = options.horizons[0] if options.horizons else (12 if options.quick else 50)
+    seeds = options.seeds or (2 if options.quick else 5)
+    n = 256 if options.quick else 2048
+    return [
+        BoTorchDriftTrialConfig(problem, scenario, method, seed, horizon, num_candidates=n)
+        for seed in range(seeds)
+        for problem in problems
+        for scenario in DRIFT_SCENARIOS
+        for method in methods
+    ]
+
+
+def _drifting_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
+    table = drifting_markdown(records)
+    _write_text(out / "drifting.md", table + "\n")
+    return table, [out / "drifting.md", plot_drifting(records, out)]
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -125,6 +151,12 @@ EXPERIMENTS: dict[str, Experiment] = {
     "table3": Experiment("table3", "[Iwazaki2026], Table 3", _grid_configs("table3"), _table3_report),
     "growth": Experiment("growth", "regret exponents in T", _grid_configs("growth"), _growth_report),
     "figure1": Experiment("figure1", "[Deng2022], Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report),
+    "drifting": Experiment(
+        "drifting",
+        "BoTorch test functions that jump, drift or stay: against vanilla BoTorch",
+        _drifting_configs,
+        _drifting_report,
+    ),
 }
 
 

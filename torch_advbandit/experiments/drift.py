@@ -27,7 +27,15 @@ from .trials import check_device_name, register_trial_kind
 #: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
 
-DRIFT_POLICY_LABELS = {"wgp_ucb": "WGP-UCB", "igp_ucb": "IGP-UCB", "sw_gp_ucb": "SW-GP-UCB", "r_gp_ucb": "R-GP-UCB"}
+DRIFT_POLICY_LABELS = {
+    "wgp_ucb": "WGP-UCB",
+    "igp_ucb": "IGP-UCB",
+    "sw_gp_ucb": "SW-GP-UCB",
+    "r_gp_ucb": "R-GP-UCB",
+    "wgp_ucb_auto": "WGP-UCB (η auto)",
+}
+#: The four algorithms of [Deng2022], Fig. 1 (``reproduce figure1`` without ``--policy``).
+FIGURE1_POLICIES = ("wgp_ucb", "igp_ucb", "sw_gp_ucb", "r_gp_ucb")
 
 LENGTHSCALE = 0.2
 
@@ -35,8 +43,9 @@ LENGTHSCALE = 0.2
 def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_std: float, beta_scale: float, gen):
     """The four algorithms with the defaults of docs/algorithms.rst §8 on the 1-D SE (``ℓ = 0.2``) grid.
 
-    ``λ = 1 + 2/T`` for all four; ``R`` = the noise level; window, period and discount from the
-    theory order (:func:`~torch_advbandit.parameters.nonstationary_memory`, ``B_T = 1``).
+    ``λ = 1 + 2/T`` for all; ``R`` = the noise level; window, period and discount from the
+    theory order (:func:`~torch_advbandit.parameters.nonstationary_memory`, ``B_T = 1``);
+    ``wgp_ucb_auto`` is WGP-UCB with ``discount="auto"`` (chosen online) and the same ``λ`` and ``β_t``.
 
     Example:
         >>> X = torch.linspace(0, 1, 50, dtype=torch.float64).unsqueeze(-1)
@@ -49,6 +58,8 @@ def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_s
     if name == "wgp_ucb":
         discount = nonstationary_discount("se", horizon, 1)
         return WGPUCB(candidates, kernel, horizon, discount=discount, lam=lam, **common)
+    if name == "wgp_ucb_auto":
+        return WGPUCB(candidates, kernel, horizon, discount="auto", lam=lam, **common)
     if name == "igp_ucb":
         return IGPUCB(candidates, kernel, horizon, **common)
     if name == "sw_gp_ucb":
@@ -136,14 +147,21 @@ class DriftTrialConfig:
             torch.Generator(device=self.device).manual_seed(2 * self.seed + 1),
         )
         setup = time.perf_counter() - start
-        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size",))
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size", "discount"))
         return TrialRecord(
             config=asdict(self), setup_seconds=setup, environment=machine_info(), stream=self.stream, **asdict(traj)
         )
 
 
-def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, beta_scale: float = 1.0):
-    """Both scenarios × the four algorithms × ``runs`` seeds (seeds outermost).
+def figure1_configs(
+    runs: int,
+    *,
+    horizon: int = 500,
+    noise_std: float = 0.05,
+    beta_scale: float = 1.0,
+    policies: tuple[str, ...] = FIGURE1_POLICIES,
+):
+    """Both scenarios × ``policies`` (default: the four of Fig. 1) × ``runs`` seeds (seeds outermost).
 
     Example:
         >>> len(figure1_configs(2))  # 2 environments × 4 algorithms × 2 runs
@@ -153,5 +171,5 @@ def figure1_configs(runs: int, *, horizon: int = 500, noise_std: float = 0.05, b
         DriftTrialConfig(scenario, policy, seed, horizon, noise_std, beta_scale)
         for seed in range(runs)
         for scenario in SCENARIOS
-        for policy in DRIFT_POLICY_LABELS
+        for policy in policies
     ]

@@ -30,6 +30,16 @@ STREAM_VERSIONS: dict[str, int] = {
     "igp_ucb": 1,
     "sw_gp_ucb": 1,
     "r_gp_ucb": 1,
+    "wgp_ucb_auto": 1,
+    # problems and methods of the drifting benchmark against vanilla BoTorch
+    "branin": 1,
+    "hartmann6": 1,
+    "levy4": 1,
+    "botorch_ucb": 1,
+    "wgp_auto_fitted": 1,
+    "wgp_fixed_fitted": 1,
+    "sw_fitted": 1,
+    "restart_fitted": 1,
 }
 
 

@@ -1,4 +1,7 @@
-"""The papers' tables and figures from records: Table 3, per-setting figures, growth exponents, Figure 1."""
+"""The first paper's tables and figures from records: Table 3, per-setting figures, growth exponents.
+
+Figure 1 of the second paper is in :mod:`~torch_advbandit.experiments.drift_report`.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +13,8 @@ from pathlib import Path
 import torch
 
 from ..parameters import information_gain_bound
-from .drift import DRIFT_POLICY_LABELS
 from .records import TrialRecord
-from .report import SummaryRow, mean_se, mean_se_curve, save_figure
+from .report import SummaryRow, mean_se_curve, save_figure
 from .settings import POLICY_LABELS, SETTINGS
 
 KERNEL_LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
@@ -246,67 +248,3 @@ def plot_growth(rows: list[GrowthRow], out_dir: str | Path) -> Path:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     return save_figure(fig, Path(out_dir) / "growth.png")
-
-
-def figure1_markdown(records: list[TrialRecord]) -> str:
-    """Final dynamic regret (mean ± s.e. over runs) and the per-round time at the last round.
-
-    Example:
-        >>> from torch_advbandit.experiments.drift import figure1_configs
-        >>> records = [c.run() for c in figure1_configs(1, horizon=10)]
-        >>> figure1_markdown(records).splitlines()[0].startswith("|")
-        True
-    """
-    cells: dict[tuple, list[TrialRecord]] = defaultdict(list)
-    for r in records:
-        c = r.trial
-        cells[(c.scenario, c.policy, c.horizon)].append(r)
-    lines = [
-        "| environment | algorithm | T | runs | dynamic regret (mean ± s.e.) | s / round (all) | s / round at t = T |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    order = list(DRIFT_POLICY_LABELS)
-    for (scenario, policy, horizon), group in sorted(cells.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
-        m, se = mean_se([g.expected_regret[-1] for g in group])
-        mean_round = sum(g.mean_round_seconds for g in group) / len(group)
-        last = sum(g.round_seconds[-1] for g in group) / len(group)
-        lines.append(
-            f"| {scenario} | {DRIFT_POLICY_LABELS[policy]} | {horizon} | {len(group)} | {m:.2f} ± {se:.2f} "
-            f"| {mean_round:.2e} | {last:.2e} |"
-        )
-    return "\n".join(lines)
-
-
-def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
-    """[Deng2022], Fig. 1: cumulative dynamic regret with ± 1 s.e. error bars, a panel per environment.
-
-    Example:
-        >>> from torch_advbandit.experiments.drift import figure1_configs
-        >>> records = [c.run() for c in figure1_configs(1, horizon=10)]
-        >>> import tempfile
-        >>> plot_figure1(records, tempfile.mkdtemp()).suffix
-        '.png'
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels: dict[str, dict[str, list[TrialRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        panels[r.trial.scenario][r.trial.policy].append(r)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
-    for ax, (scenario, by_policy) in zip(axes[0], panels.items(), strict=True):
-        for policy in [p for p in DRIFT_POLICY_LABELS if p in by_policy]:
-            group = by_policy[policy]
-            mean, se = mean_se_curve([g.expected_regret for g in group])
-            t = torch.arange(1, mean.shape[0] + 1)
-            every = max(1, mean.shape[0] // 20)
-            (line,) = ax.plot(t, mean, label=f"{DRIFT_POLICY_LABELS[policy]} ({len(group)} runs)")
-            ax.errorbar(t[::every], mean[::every], yerr=se[::every], fmt="none", ecolor=line.get_color(), capsize=2)
-        ax.set_title({"abrupt": "Abruptly changing", "slow": "Slowly varying"}.get(scenario, scenario))
-        ax.set_xlabel("round t")
-        ax.set_ylabel("cumulative dynamic regret")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    return save_figure(fig, Path(out_dir) / "figure1.png")

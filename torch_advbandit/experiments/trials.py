@@ -53,7 +53,7 @@ def register_trial_kind(name: str) -> Callable[[type], type]:
 
     Example:
         >>> sorted(TRIAL_KINDS)
-        ['adversarial', 'drift']
+        ['adversarial', 'botorch_drift', 'drift']
     """
 
     def register(cls: type) -> type:

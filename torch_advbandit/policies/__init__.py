@@ -3,9 +3,10 @@
 from .apg_exp3 import APGExp3, newton_basis
 from .base import Policy, RandomizedPolicy
 from .exp3 import Exp3Policy, KernelizedExp3
-from .gp_ucb import IGPUCB, WGPUCB, GPUCBPolicy
+from .gp_ucb import GPUCBPolicy
 from .random import UniformRandom
 from .rls_exp3 import RLSKernelizedExp3
+from .weighted_gp_ucb import IGPUCB, WGPUCB
 from .windowed_gp_ucb import RestartingGPUCB, SlidingWindowGPUCB
 
 __all__ = [

@@ -47,6 +47,11 @@ class Policy(ABC):
     #: Whether the policy's parameters depend on the horizon (it then warns once when run past it).
     _tuned_for_horizon = True
 
+    #: Model-based policies (the GP-UCB family) take observations of any rows (an initial design,
+    #: evaluations made elsewhere) and further asks while points are pending; the Exp3 family's
+    #: importance weights need ``x_t ~ P_t``, so it takes only the pending selection.
+    _takes_any_rows = False
+
     #: Constructor arguments of this class that are data handed down by a subclass, not settings.
     _not_settings: frozenset[str] = frozenset()
 
@@ -87,6 +92,8 @@ class Policy(ABC):
         ``P_t`` this round, returned as ``LongTensor[q]``; report them with
         ``update(indices, rewards)``.
         """
+        if self._takes_any_rows:
+            return self._ask(q)
         if q is None:
             if isinstance(self._pending, tuple):
                 raise ValueError(f"a batch of {len(self._pending)} draws is pending: call select({len(self._pending)})")
@@ -100,6 +107,11 @@ class Policy(ABC):
             raise ValueError(f"another selection is pending ({self._pending}); update it before select(q={q})")
         return torch.tensor(self._pending, dtype=torch.long, device=self.candidates.device)
 
+    def _pending_list(self) -> list[int]:
+        if self._pending is None:
+            return []
+        return list(self._pending) if isinstance(self._pending, tuple) else [self._pending]
+
     def update(self, index, reward) -> None:
         """Report ``reward = f_t(x_index)`` for the pending selection and advance one round.
 
@@ -111,6 +123,8 @@ class Policy(ABC):
                 or ``reward`` NaN/inf. The policy is then unchanged.
             TypeError: ``index`` not an integer or ``reward`` not a real number.
         """
+        if self._takes_any_rows:
+            return self._update_any(index, reward)
         if isinstance(self._pending, tuple):
             indices, rewards = self._check_batch(index, reward)
             self._atomically(self._update_batch, indices, rewards)
@@ -175,8 +189,13 @@ class Policy(ABC):
         """
         if not isinstance(X, torch.Tensor) or not isinstance(Y, torch.Tensor):
             raise TypeError("X and Y must be torch.Tensor")
+        if self._takes_any_rows:
+            return self._observe_any(X, Y)
         if self._pending is None:
-            raise ValueError("observe called without a pending select(); call select() first")
+            raise ValueError(
+                "observe called without a pending select(); call select() first (this policy's importance "
+                "weights need x_t ~ P_t, so it takes only its own selections; the GP-UCB family takes any rows)"
+            )
         pending = list(self._pending) if isinstance(self._pending, tuple) else [self._pending]
         q, d = len(pending), self.candidates.shape[1]
         if X.shape != (q, d):
@@ -185,7 +204,10 @@ class Policy(ABC):
             raise ValueError(f"Y must have shape ({q}, 1), got {tuple(Y.shape)}")
         rows = self.candidates[pending]
         if not torch.equal(X.to(rows), rows):
-            raise ValueError(f"X must be the pending candidates candidates[{pending}]")
+            raise ValueError(
+                f"X must be the pending candidates candidates[{pending}]: this policy's importance weights need "
+                "x_t ~ P_t, so it takes only its own selections"
+            )
         if isinstance(self._pending, tuple):
             self.update(list(pending), Y.reshape(-1))
         else:

@@ -1,7 +1,8 @@
-"""GP-UCB on BoTorch: the shared loop, WGP-UCB (discounted) and IGP-UCB.
+"""GP-UCB on BoTorch: the loop shared by the non-stationary algorithms.
 
-One loop (:class:`GPUCBPolicy`); the four algorithms (with the sliding-window and restarting
-ones of :mod:`~torch_advbandit.policies.windowed_gp_ucb`) differ only in which past observations,
+One loop (:class:`GPUCBPolicy`); the four algorithms (WGP-UCB and IGP-UCB in
+:mod:`~torch_advbandit.policies.weighted_gp_ucb`, the sliding-window and restarting ones in
+:mod:`~torch_advbandit.policies.windowed_gp_ucb`) differ only in which past observations,
 with which noise, they hand the model (docs/algorithms.rst §8). Each round the model is a BoTorch
 ``SingleTaskGP`` built by :func:`~torch_advbandit.models.discounted_gp`, and the next point is
 the maximiser of BoTorch's ``UpperConfidenceBound`` over the candidate set by
@@ -14,18 +15,22 @@ import math
 from typing import Any
 
 import torch
-from botorch.acquisition import UpperConfidenceBound
+from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.optim import optimize_acqf_discrete
+from botorch.sampling import SobolQMCNormalSampler
 from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
-from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain, wgp_beta
-from ..kernels import kernel_matrix
+from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
+from ..discount_selection import AUTO_DISCOUNTS, weighted_stats
+from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
+from .adaptation import adapted_state, chosen_discount, discount_scores, fit_hyperparameters
+from .asks import AnyRowsMixin
 from .base import Policy
 
 
-class GPUCBPolicy(Policy):
+class GPUCBPolicy(AnyRowsMixin, Policy):
     """The GP-UCB loop shared by the non-stationary algorithms (docs/public_api.rst protocol).
 
     Round ``t``: hand the model the observations :meth:`training_set` picks, with the ages
@@ -36,12 +41,24 @@ class GPUCBPolicy(Policy):
 
     Args:
         candidates: ``Tensor[n, d]``.
-        kernel: GPyTorch kernel with ``k(x, x) ≤ 1`` (hyperparameters are frozen).
+        kernel: any GPyTorch kernel, e.g. ``ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d))``;
+            copied, its hyperparameters fixed unless ``fit_hyperparameters``. With
+            ``κ = max_x k(x, x) > 1`` the theory ``β_t`` is that of the kernel ``k/κ`` on the user's
+            scale (IGP-UCB: ``R/√κ`` in place of ``R``; WGP-UCB's is unchanged).
         horizon: ``T``.
         lam: ``λ > 0``, regulariser / noise variance of the newest observation; ``None`` for
             IGP-UCB's ``1 + 2/T``.
         discount: ``η ∈ (0, 1]``: observation ``s`` rounds old has noise ``λ·η^{-s}``; ``1``
-            weighs every observation alike.
+            weighs every observation alike; ``"auto"`` chooses ``η`` each round from
+            :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS` by one-step-ahead predictive
+            likelihood (:mod:`~torch_advbandit.discount_selection`; every observation is then kept).
+        fit_hyperparameters: refit the kernel's hyperparameters and ``λ`` by maximum weighted
+            marginal likelihood (BoTorch's ``fit_gpytorch_mll``, age weights fixed) after every
+            ``fit_every``-th observation, from two observations on; ``lam`` is the starting value.
+            Each fit costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at ``t = 100``).
+        fit_every: observations between fits (``≥ 1``).
+        standardize: model the outcomes standardised by their age-weighted mean and standard
+            deviation (the UCB's argmax is on the user's scale); default: ``fit_hyperparameters``.
         beta: fixed ``β`` (overrides the theory value); ``None`` for the theory value.
         beta_scale: multiplies ``β_t`` (practical implementations shrink it).
         rkhs_bound: ``B``; noise_bound: ``R`` (sub-Gaussian constant); delta: ``δ``
@@ -66,7 +83,10 @@ class GPUCBPolicy(Policy):
         horizon: int,
         *,
         lam: float | None = None,
-        discount: float = 1.0,
+        discount: float | str = 1.0,
+        fit_hyperparameters: bool = False,
+        fit_every: int = 1,
+        standardize: bool | None = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
         rkhs_bound: float = 2.0,
@@ -77,14 +97,27 @@ class GPUCBPolicy(Policy):
     ) -> None:
         super().__init__(candidates, horizon, generator=generator)
         self.kernel = frozen_kernel(kernel, self.candidates)
+        self._initial_kernel, self._initial_lam = self.kernel, lam  # every fit starts here, as a new BoTorch model
+        self.mean_constant: float | None = None  # the fitted constant prior mean (model units); None: zero
         self.lam = 1.0 + 2.0 / self.horizon if lam is None else check_positive(lam, "lam")
-        self.discount = check_unit_interval(discount, "discount")
+        self.auto_discount = isinstance(discount, str)
+        if self.auto_discount and discount != "auto":
+            raise ValueError(f"discount must be a number in (0, 1] or 'auto', got {discount!r}")
+        self.discount = 1.0 if self.auto_discount else check_unit_interval(discount, "discount")
+        for name, flag in (("fit_hyperparameters", fit_hyperparameters), ("standardize", standardize)):
+            if flag is not None and not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        self.fit_hyperparameters = fit_hyperparameters
+        self.fit_every = check_int(fit_every, "fit_every", minimum=1)
+        self.standardize = fit_hyperparameters if standardize is None else standardize
+        self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
+        self.kernel_scale = float(kernel_diag(self.kernel, self.candidates).max())
         self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
         self.beta_scale = check_width(beta_scale, "beta_scale", allow_zero=False)
         self.confidence = ConfidenceSettings(rkhs_bound, noise_bound, delta)
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         like = self.candidates
-        self.indices = torch.empty(0, dtype=torch.long, device=like.device)
+        self.train_X = like[:0].clone()  # observed rows in time order, Tensor[m, d] (any rows, not only candidates)
         self.rewards = torch.empty(0, dtype=like.dtype, device=like.device)
         # K of the past points any future round can still use (history positions ≥ _gram_start):
         # grown by a row a round, trimmed as observations leave every future training set.
@@ -101,23 +134,26 @@ class GPUCBPolicy(Policy):
         ``γ̄_t`` beyond float64 rounding), so a round costs ``O(memory³)`` however long the run.
         Sliding-window and restarting GP-UCB override this and nothing else. Never decreases in ``m``.
         """
-        if self.discount == 1.0:
+        if self.discount == 1.0 or self.auto_discount:
             return 0
         return max(0, m - 1 - math.floor(MAX_LOG_AGE_WEIGHT / math.log(1.0 / self.discount)))
 
     def training_set(self) -> torch.Tensor:
         """Positions (into the observation history) handed to the model this round, ``LongTensor[m']``."""
-        m = self.indices.numel()
-        return torch.arange(self.first_position(m), m, device=self.indices.device)
+        m = self.train_X.shape[0]
+        return torch.arange(self.first_position(m), m, device=self.train_X.device)
 
     def theory_beta(self, info_gain: float) -> float:
-        """IGP-UCB's ``β = B + R·sqrt(2(γ + 1 + ln(1/δ)))`` ([Chowdhury2017])."""
-        return igp_beta(info_gain, confidence=self.confidence)
+        """IGP-UCB's ``β = B + (R/√κ)·sqrt(2(γ + 1 + ln(1/δ)))`` ([Chowdhury2017]; ``κ = max k(x, x)``)."""
+        c = self.confidence
+        scaled = ConfidenceSettings(c.rkhs_bound, c.noise_bound / math.sqrt(max(self.kernel_scale, 1.0)), c.delta)
+        return igp_beta(info_gain, confidence=scaled)
 
     # -- the shared loop -----------------------------------------------------------------------
-    def ages(self, positions: torch.Tensor) -> torch.Tensor:
-        """Age ``t − 1 − s`` of each chosen observation relative to the newest one."""
-        return (self.indices.numel() - 1 - positions).to(self.candidates.dtype)
+    def ages(self, positions: torch.Tensor, m: int | None = None) -> torch.Tensor:
+        """Age ``m − 1 − s`` of each chosen observation relative to the newest of ``m`` (default: all)."""
+        m = self.train_X.shape[0] if m is None else m
+        return (m - 1 - positions).to(self.candidates.dtype)
 
     def information_gain(self, positions: torch.Tensor | None = None) -> float:
         """``½ log det(I + λ⁻¹ U K U)``, ``U = diag(η^{age})``, on the chosen observations (data-dependent γ).
@@ -144,8 +180,11 @@ class GPUCBPolicy(Policy):
             return None
         keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
         positions = positions[keep]
-        X = self.candidates[self.indices[positions]]
-        return fixed_noise_gp(X, self.rewards[positions].unsqueeze(-1), noise, self.kernel)
+        X, Y = self.train_X[positions], self.rewards[positions]
+        if self.standardize:
+            mean, std = weighted_stats(Y, (self.lam / noise.squeeze(-1)).log())
+            Y, noise = (Y - mean) / std, noise / std**2
+        return fixed_noise_gp(X, Y.unsqueeze(-1), noise, self.kernel, self.mean_constant)
 
     def _draw(self) -> int:
         model = self.model()
@@ -160,118 +199,144 @@ class GPUCBPolicy(Policy):
         hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
         return int(hits[0, 0])
 
+    def _draw_batch(self, q: int) -> torch.Tensor:
+        """``q`` distinct new points: BoTorch's ``qUpperConfidenceBound`` with the pending points as
+        ``X_pending``, maximised greedily over the other candidates by ``optimize_acqf_discrete``
+        (quasi-MC with a seed drawn from the policy's generator); uniform draws without a model."""
+        pending = self._pending_list()
+        free = torch.ones(self.n, dtype=torch.bool, device=self.candidates.device)
+        free[pending] = False
+        choices = free.nonzero().squeeze(-1)
+        if choices.numel() < q:
+            raise ValueError(f"q = {q} asks exceed the {choices.numel()} candidates not pending")
+        model = self.model()
+        if model is None:
+            order = torch.randperm(choices.numel(), generator=self.generator, device=choices.device)
+            return choices[order[:q]]
+        beta = self.confidence_width()
+        self.last_beta = beta
+        seed = int(torch.randint(2**31 - 1, (), generator=self.generator, device=self.generator.device))
+        X_pending = self.candidates[pending] if pending else None
+        acqf = qUpperConfidenceBound(
+            model, beta=beta**2, sampler=SobolQMCNormalSampler(torch.Size([256]), seed=seed), X_pending=X_pending
+        )
+        with torch.no_grad():
+            best, _ = optimize_acqf_discrete(
+                acqf, q=q, choices=self.candidates[choices], max_batch_size=self.chunk_size, unique=True
+            )
+        rows = best.to(self.candidates)
+        hits = (self.candidates[choices].unsqueeze(0) == rows.unsqueeze(1)).all(-1).float().argmax(-1)
+        return choices[hits]
+
     def _update(self, index: int, reward: float) -> None:
-        """Append the observation and grow the kept kernel matrix by one row; assigns only at the end."""
-        device = self.indices.device
-        indices = torch.cat([self.indices, torch.tensor([index], device=device)])
-        rewards = torch.cat([self.rewards, torch.tensor([reward], dtype=self.rewards.dtype, device=device)])
-        first = self.first_position(indices.numel())  # no later round needs earlier points
-        keep = self._gram[first - self._gram_start :, first - self._gram_start :]
-        if first == indices.numel():  # a restart boundary: no point is needed yet
-            gram = keep[:0, :0]
-        else:
-            past = self.candidates[indices[first:]]
-            row = kernel_matrix(self.kernel, past[-1:], past).squeeze(0)  # k(x_new, kept points and itself)
-            m = keep.shape[0]
-            gram = torch.empty(m + 1, m + 1, dtype=self._gram.dtype, device=self._gram.device)
-            gram[:m, :m] = keep
-            gram[m, :] = row
-            gram[:, m] = row
-        self.indices, self.rewards, self._gram_start, self._gram = indices, rewards, first, gram
+        self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
+
+    def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
+        """Append observations ``(X, Y)`` (``Tensor[k, d]``, ``Tensor[k]``) in order, adapting the discount
+        and hyperparameters if asked and updating the kept kernel matrix; everything is computed
+        first and assigned together at the end."""
+        kernel, lam, discount, scores = self.kernel, self.lam, self.discount, self.discount_scores
+        train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
+        constant = self.mean_constant
+        for x, y in zip(X.split(1), Y.tolist(), strict=True):
+            if self.auto_discount:  # score every discount on the new observation before it joins
+                k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
+                ages = (train_X.shape[0] - 1 - torch.arange(train_X.shape[0], device=x.device)).to(x.dtype)
+                prior = float(kernel_diag(kernel, x))
+                scores = discount_scores(
+                    scores, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
+                    prior_mean=constant or 0.0,
+                )  # fmt: skip
+                discount = chosen_discount(scores)
+            train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
+            fitted = self._fit_due(train_X, rewards, discount)
+            if fitted is not None:
+                kernel, lam, constant = fitted
+            gram, start = self._grown(train_X, gram, start, kernel)
+        scale = self.kernel_scale if kernel is self.kernel else float(kernel_diag(kernel, self.candidates).max())
+        self.train_X, self.rewards, self._gram_start, self._gram = train_X, rewards, start, gram
+        self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
+        self.discount, self.discount_scores, self.mean_constant = discount, scores, constant
+
+    def _fit_due(self, train_X, rewards, discount):
+        """``(kernel, λ, c)`` fitted on the training set if a fit is due after the newest row, else ``None``."""
+        m = train_X.shape[0]
+        if not (self.fit_hyperparameters and m >= 2 and m % self.fit_every == 0):
+            return None
+        positions = torch.arange(self.first_position(m), m, device=train_X.device)
+        if positions.numel() < 2:  # right after a restart: nothing to fit yet
+            return None
+        return fit_hyperparameters(
+            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel,
+            self._initial_lam or self.lam, discount, standardize=self.standardize, like=self.candidates,
+        )  # fmt: skip
+
+    def _grown(self, train_X, gram, start, kernel):
+        """``(gram, start)`` once the newest row of ``train_X`` has joined: the kept kernel matrix trimmed
+        to the points a later round can use and grown by a row (recomputed under new hyperparameters)."""
+        m = train_X.shape[0]
+        first = self.first_position(m)  # no later round needs earlier points
+        past = train_X[first:]
+        if first == m:  # a restart boundary: no point is needed yet
+            return gram[:0, :0], first
+        if kernel is not self.kernel or gram.shape[0] != m - 1 - start:  # new hyperparameters: anew
+            return kernel_matrix(kernel, past, past), first
+        keep = gram[first - start :, first - start :]
+        row = kernel_matrix(kernel, past[-1:], past).squeeze(0)  # k(x_new, kept points and itself)
+        k = keep.shape[0]
+        grown = torch.empty(k + 1, k + 1, dtype=gram.dtype, device=gram.device)
+        grown[:k, :k] = keep
+        grown[k, :] = row
+        grown[:, k] = row
+        return grown, first
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` used by the latest selection and ``model_size`` (observations handed to the model)."""
-        return {"beta": self.last_beta, "model_size": float(self.training_set().numel())}
+        return {
+            "beta": self.last_beta,
+            "model_size": float(self.training_set().numel()),
+            "discount": self.discount,
+            "lam": self.lam,
+        }
+
+    @property
+    def _adapts(self) -> bool:
+        return self.auto_discount or self.fit_hyperparameters
 
     def _extra_state(self) -> dict[str, Any]:
-        return {"indices": self.indices.clone(), "rewards": self.rewards.clone()}
+        state = {"train_X": self.train_X.clone(), "rewards": self.rewards.clone()}
+        if self._adapts:  # what the data taught: discount, its scores, λ and the kernel's hyperparameters
+            kernel_state = {k: v.detach().clone() for k, v in self.kernel.state_dict().items()}
+            state.update(discount=self.discount, discount_scores=self.discount_scores.clone())
+            state.update(lam=self.lam, kernel_state=kernel_state, mean_constant=self.mean_constant or 0.0)
+        return state
 
     def _prepare_state(self, state: dict[str, Any]):
-        indices, rewards = state.get("indices"), state.get("rewards")
-        if not isinstance(indices, torch.Tensor) or not isinstance(rewards, torch.Tensor):
-            raise ValueError("state must hold tensors 'indices' and 'rewards'")
-        if indices.shape != rewards.shape or indices.ndim != 1 or indices.numel() != state["t"]:
-            raise ValueError("state['indices'] and state['rewards'] must both have length state['t']")
-        if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= self.n):
-            raise ValueError(f"state['indices'] must lie in [0, {self.n})")
-        if not bool(torch.isfinite(rewards).all()):
-            raise ValueError("state['rewards'] must be finite")
-        indices = indices.to(device=self.candidates.device, dtype=torch.long).clone()
+        train_X, rewards = state.get("train_X"), state.get("rewards")
+        if not isinstance(train_X, torch.Tensor) or not isinstance(rewards, torch.Tensor):
+            raise ValueError("state must hold tensors 'train_X' and 'rewards'")
+        d = self.candidates.shape[1]
+        if train_X.shape != (rewards.numel(), d) or rewards.ndim != 1 or rewards.numel() != state["t"]:
+            raise ValueError(f"state['train_X'] (t × {d}) and state['rewards'] must both have length state['t']")
+        if not bool(torch.isfinite(rewards).all() & torch.isfinite(train_X).all()):
+            raise ValueError("state['train_X'] and state['rewards'] must be finite")
+        train_X = train_X.to(self.candidates).clone()
         rewards = rewards.to(self.candidates).clone()
-        start = self.first_position(indices.numel())
-        X = self.candidates[indices[start:]]
-        gram = kernel_matrix(self.kernel, X, X) if X.shape[0] else self._gram[:0, :0]
+        kernel, lam, discount, scores = self.kernel, self.lam, self.discount, self.discount_scores
+        constant = self.mean_constant
+        if self._adapts:
+            adapted = adapted_state(state, self.kernel, self.candidates, self.auto_discount)
+            kernel, lam, discount, scores, constant = adapted
+            constant = constant if self.fit_hyperparameters else None
+        start = self.first_position(train_X.shape[0])
+        X = train_X[start:]
+        gram = kernel_matrix(kernel, X, X) if X.shape[0] else self._gram[:0, :0]
+        scale = float(kernel_diag(kernel, self.candidates).max())
 
         def install() -> None:
-            self.indices, self.rewards = indices, rewards
+            self.train_X, self.rewards = train_X, rewards
             self._gram_start, self._gram = start, gram
+            self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
+            self.discount, self.discount_scores, self.mean_constant = discount, scores, constant
 
         return install
-
-
-class WGPUCB(GPUCBPolicy):
-    """WGP-UCB ([Deng2022], Alg. 1): weighted GP-UCB with weights ``w_s = η^{-s}`` (discount ``η``).
-
-    Model: :func:`~torch_advbandit.models.discounted_gp` on every past observation (noise
-    ``λ·η^{-age}``). ``β_t = B + (R/√λ)·sqrt(2·log(1/δ) + 2·γ̄_t)`` with ``γ̄_t`` the
-    double-weighted information gain on the observed points; ``time_uniform=True`` uses
-    ``log(T/δ)`` instead of ``log(1/δ)`` (the published correction).
-
-    The other arguments (``candidates``, ``kernel``, ``horizon``, ``beta``, ``beta_scale``,
-    ``rkhs_bound``, ``noise_bound``, ``delta``, ``chunk_size``, ``generator``) are those of
-    :class:`GPUCBPolicy`.
-
-    Args:
-        discount: ``η ∈ (0, 1]`` (required); ``1`` is the unweighted GP (see
-            :func:`~torch_advbandit.parameters.nonstationary_discount` for a theory-order value).
-        lam: ``λ > 0`` (required).
-        time_uniform: use ``log(T/δ)`` in ``β_t``.
-
-    Example:
-        >>> from torch_advbandit.kernels import make_kernel
-        >>> X = torch.linspace(0, 1, 50, dtype=torch.float64).unsqueeze(-1)
-        >>> policy = WGPUCB(X, make_kernel("se", 1), 20, discount=0.9, lam=1.0,
-        ...                 generator=torch.Generator().manual_seed(0))
-        >>> for _ in range(3):
-        ...     i = policy.select(); policy.update(i, float(torch.sin(6 * X[i, 0])))
-    """
-
-    def __init__(
-        self,
-        candidates: torch.Tensor,
-        kernel: Kernel,
-        horizon: int,
-        *,
-        discount: float,
-        lam: float,
-        time_uniform: bool = False,
-        **kwargs,
-    ) -> None:
-        if not isinstance(time_uniform, bool):
-            raise TypeError(f"time_uniform must be True or False, got {time_uniform!r}")
-        super().__init__(candidates, kernel, horizon, discount=discount, lam=lam, **kwargs)
-        self.time_uniform = time_uniform
-
-    def theory_beta(self, info_gain: float) -> float:
-        horizon = self.horizon if self.time_uniform else None
-        return wgp_beta(info_gain, lam=self.lam, confidence=self.confidence, horizon=horizon)
-
-
-class IGPUCB(GPUCBPolicy):
-    """IGP-UCB ([Chowdhury2017]): GP-UCB on every observation, ``λ = 1 + 2/T`` by default.
-
-    ``β_t = B + R·sqrt(2(γ_{t−1} + 1 + ln(1/δ)))`` with the data-dependent information gain. The
-    arguments are :class:`GPUCBPolicy`'s with ``discount`` fixed at 1.
-
-    Example:
-        >>> from torch_advbandit.kernels import make_kernel
-        >>> X = torch.linspace(0, 1, 50, dtype=torch.float64).unsqueeze(-1)
-        >>> policy = IGPUCB(X, make_kernel("se", 1), 20, generator=torch.Generator().manual_seed(0))
-        >>> policy.lam == 1 + 2 / 20
-        True
-    """
-
-    def __init__(self, candidates: torch.Tensor, kernel: Kernel, horizon: int, **kwargs) -> None:
-        if "discount" in kwargs:
-            raise TypeError("IGPUCB weighs every observation alike; for a discount use WGPUCB")
-        super().__init__(candidates, kernel, horizon, **kwargs)

@@ -1,0 +1,250 @@
+"""GP-UCB that adapts to the data: the weighted marginal likelihood, fitted hyperparameters and λ,
+any kernel scale, honest noise for new points, and the discount chosen online."""
+
+import math
+
+import pytest
+import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.sampling import SobolQMCNormalSampler
+from conftest import DT
+from gpytorch.kernels import MaternKernel, ScaleKernel
+from gpytorch.mlls import ExactMarginalLogLikelihood
+
+from torch_advbandit import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
+from torch_advbandit.discount_selection import AUTO_DISCOUNTS, predictive_log_likelihood, weighted_stats
+from torch_advbandit.kernels import kernel_matrix, make_kernel
+from torch_advbandit.models import discounted_gp, fitted_lambda
+from torch_advbandit.weighted_likelihood import WeightedStandardize
+
+
+def data(t=25, d=2, seed=0, scale=3.0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(t, d, generator=g, dtype=DT)
+    Y = scale * torch.sin(5 * X[:, :1]) + 0.1 * torch.randn(t, 1, generator=g, dtype=DT)
+    return X, Y
+
+
+def matern(d, outputscale=1.8, lengthscale=0.4):
+    k = ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d)).to(DT)
+    k.outputscale = outputscale
+    k.base_kernel.lengthscale = lengthscale
+    return k
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_weighted_marginal_likelihood_matches_a_dense_computation(standardize):
+    X, Y = data()
+    eta, lam = 0.9, 0.05
+    model = discounted_gp(X, Y, matern(2), discount=eta, lam=lam, standardize=standardize)
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    with torch.no_grad():
+        value = float(mll(model(X), model.train_targets, X))  # as BoTorch's fit calls it
+        assert float(mll(model(X), model.train_targets)) == value  # and without the inputs
+    # dense: y ~ N(0, K + λ·diag(η^{-age})) on the (weighted-)standardised outcomes
+    t = X.shape[0]
+    ages = torch.arange(t - 1, -1, -1, dtype=DT)
+    y = Y.squeeze(-1)
+    lam_model = lam
+    if standardize:
+        w = eta**ages
+        v = w / w.sum()
+        mean = (v * y).sum()
+        std = ((v * (y - mean) ** 2).sum() / (1 - (v**2).sum())).sqrt()
+        y = (y - mean) / std
+        lam_model = lam / float(std) ** 2
+    r = torch.cdist(X / 0.4, X / 0.4)
+    K = 1.8 * (1 + math.sqrt(5) * r + 5 / 3 * r**2) * torch.exp(-math.sqrt(5) * r)
+    cov = K + torch.diag(lam_model * eta ** (-ages))
+    dense = torch.distributions.MultivariateNormal(torch.zeros(t, dtype=DT), cov).log_prob(y) / t
+    assert value == pytest.approx(float(dense), rel=1e-7)  # the hyperparameters round-trip through softplus
+
+
+def test_fit_gpytorch_mll_works_on_an_unfitted_model_and_fits_every_hyperparameter():
+    X, Y = data(t=40, d=2)
+    model = discounted_gp(X, Y, matern(2), discount=0.95, lam=0.3, fit=False)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))  # nothing frozen
+    after = model.state_dict()
+    for name in (
+        "covar_module.raw_outputscale",
+        "covar_module.base_kernel.raw_lengthscale",
+        "likelihood.noise_covar.raw_lam",
+    ):
+        assert not torch.equal(before[name], after[name]), name
+    # ARD: the second input does not matter, its lengthscale grows past the first's
+    ls = model.covar_module.base_kernel.lengthscale.squeeze()
+    assert float(ls[1].detach()) > 2 * float(ls[0].detach())
+    # the fitted λ is near the noise variance the data was made with (0.1²), far from the start 0.3
+    assert 1e-4 < fitted_lambda(model) < 0.05
+
+
+def test_weighted_standardize_uses_the_age_weights():
+    Y = torch.tensor([[100.0], [1.0], [3.0]], dtype=DT)
+    w = torch.tensor([1e-12, 1.0, 1.0], dtype=DT)
+    tf = WeightedStandardize(w)
+    Y_tf, _ = tf(Y)
+    assert float(tf.means) == pytest.approx(2.0, rel=1e-9) and float(tf.stdvs) == pytest.approx(math.sqrt(2), rel=1e-6)
+    assert weighted_stats(Y.squeeze(-1), w.log()) == pytest.approx((2.0, math.sqrt(2)), rel=1e-6)
+    tf.eval()
+    torch.testing.assert_close(tf.untransform(Y_tf)[0], Y)
+
+
+def test_new_points_get_lambda_not_the_mean_inflated_noise():
+    X, Y = data(t=12, d=1)
+    lam = 0.02
+    model = discounted_gp(X, Y, make_kernel("se", 1), discount=0.7, lam=lam)
+    Xte = torch.rand(5, 1, dtype=DT)
+    f = model.posterior(Xte)
+    y = model.posterior(Xte, observation_noise=True)
+    torch.testing.assert_close(y.variance - f.variance, torch.full_like(f.variance, lam))
+    # a fantasy at x with noise λ: its posterior variance at x is σ²λ/(σ² + λ)
+    x = Xte[:1]
+    fantasy = model.fantasize(x, SobolQMCNormalSampler(torch.Size([2])))
+    s2 = float(f.variance[0])
+    assert float(fantasy.posterior(x).variance[0, 0]) == pytest.approx(s2 * lam / (s2 + lam), rel=1e-6)
+
+
+@pytest.mark.parametrize("cls", [WGPUCB, IGPUCB, SlidingWindowGPUCB, RestartingGPUCB])
+def test_every_gp_ucb_policy_runs_with_a_scaled_matern_kernel(cls):
+    X = torch.rand(200, 3, generator=torch.Generator().manual_seed(1), dtype=DT)
+    kwargs = dict(lam=0.01, generator=torch.Generator().manual_seed(0))
+    if cls is WGPUCB:
+        kwargs["discount"] = 0.95
+    policy = cls(X, matern(3), 10, **kwargs)
+    assert policy.kernel_scale == pytest.approx(1.8)
+    for _ in range(5):
+        i = policy.select()
+        policy.update(i, float(X[i].sum()))
+    assert policy.t == 5
+
+
+def test_fitted_policy_learns_the_scale_and_the_lengthscales():
+    X = torch.rand(300, 2, generator=torch.Generator().manual_seed(2), dtype=DT)
+    f = 4.0 * torch.sin(6 * X[:, 0])  # the second input is irrelevant
+    policy = WGPUCB(X, matern(2, 1.0, 0.3), 30, discount=1.0, lam=0.1, fit_hyperparameters=True, beta=2.0,
+                    generator=torch.Generator().manual_seed(0))  # fmt: skip
+    for _ in range(25):
+        i = policy.select()
+        policy.update(i, float(f[i]))
+    ls = policy.kernel.base_kernel.lengthscale.squeeze()
+    assert float(ls[1]) > float(ls[0]) and policy.lam < 0.1
+    state = policy.state_dict()
+    twin = WGPUCB(X, matern(2, 1.0, 0.3), 30, discount=1.0, lam=0.1, fit_hyperparameters=True, beta=2.0,
+                  generator=torch.Generator().manual_seed(5))  # fmt: skip
+    twin.load_state_dict(state)
+    assert twin.select() == policy.select() and torch.equal(twin.kernel.base_kernel.lengthscale, ls.unsqueeze(0))
+
+
+def _auto_run(values, seed=0):
+    """WGP-UCB with discount='auto' on a 1-D grid, the rewards ``values[t](x)`` noiseless."""
+    X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
+    policy = WGPUCB(X, make_kernel("se", 1, 0.15), len(values), discount="auto", lam=1e-3, beta=1.0,
+                    generator=torch.Generator().manual_seed(seed))  # fmt: skip
+    chosen = []
+    for f in values:
+        i = policy.select()
+        policy.update(i, float(f(X[i, 0])))
+        chosen.append(policy.discount)
+    return chosen
+
+
+def test_auto_discount_keeps_everything_on_a_stationary_objective():
+    chosen = _auto_run([lambda x: math.sin(6 * x)] * 40)
+    assert chosen[-10:] == [1.0] * 10
+
+
+def test_auto_discount_forgets_within_a_few_rounds_after_a_jump():
+    chosen = _auto_run([lambda x: math.sin(6 * x)] * 30 + [lambda x: -2 * math.sin(6 * x)] * 10)
+    assert chosen[29] == 1.0  # before the jump
+    assert min(chosen[30:36]) <= 0.85  # a short memory within a few rounds of it
+
+
+def test_predictive_log_likelihood_is_the_gaussian_density():
+    X = torch.linspace(0, 1, 6, dtype=DT).unsqueeze(-1)
+    Y = torch.sin(4 * X.squeeze(-1))
+    ages = torch.arange(5, -1, -1, dtype=DT)
+    k = make_kernel("se", 1, 0.3)
+    x = X[:1] + 0.05
+    K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, x).squeeze(-1)
+    for eta, standardize in [(1.0, False), (0.8, False), (0.8, True)]:
+        lp = predictive_log_likelihood(K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=standardize)
+        y, mean, std = Y, 0.0, 1.0
+        if standardize:
+            w = eta**ages
+            mean, std = weighted_stats(Y, w.log())
+            y = (Y - mean) / std
+        model = discounted_gp(X, y.unsqueeze(-1), k, discount=eta, lam=0.01 / std**2, ages=ages)
+        post = model.posterior(x)  # the dense BoTorch posterior, independently
+        mu, var = mean + std * float(post.mean), std**2 * float(post.variance) + 0.01
+        assert lp == pytest.approx(-0.5 * (math.log(2 * math.pi * var) + (0.3 - mu) ** 2 / var), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(discount="fast"), ValueError, "discount"),
+        (dict(discount=0.9, fit_every=-1), ValueError, "fit_every"),
+        (dict(discount=0.9, fit_every=0), ValueError, "fit_every"),
+        (dict(discount=0.9, fit_hyperparameters="yes"), TypeError, "fit_hyperparameters"),
+        (dict(discount=0.9, standardize=1), TypeError, "standardize"),
+    ],
+)
+def test_bad_adaptation_settings_are_named(kwargs, error, match):
+    X = torch.rand(10, 1, dtype=DT)
+    with pytest.raises(error, match=match):
+        WGPUCB(X, make_kernel("se", 1), 5, lam=0.1, **kwargs)
+
+
+def test_observe_with_a_nan_row_is_refused_and_changes_nothing():
+    X = torch.rand(10, 1, generator=torch.Generator().manual_seed(0), dtype=DT)
+    policy = WGPUCB(X, make_kernel("se", 1), 5, discount="auto", lam=0.1, fit_hyperparameters=True,
+                    generator=torch.Generator().manual_seed(0))  # fmt: skip
+    i = policy.select()
+    policy.update(i, 0.3)
+    j = policy.select()
+    before = policy.state_dict()
+    with pytest.raises(ValueError):
+        policy.observe(X[j : j + 1], torch.tensor([[float("nan")]], dtype=DT))
+    after = policy.state_dict()
+    assert before.keys() == after.keys() and all(
+        torch.equal(before[k], after[k]) if isinstance(before[k], torch.Tensor) else before[k] == after[k]
+        for k in before
+        if k != "kernel_state"
+    )
+    assert AUTO_DISCOUNTS[0] == 1.0
+
+
+def test_fitted_gp_ucb_without_forgetting_is_vanilla_botorch():
+    """η = 1, fitted, standardised: the same model as ``SingleTaskGP`` + ``fit_gpytorch_mll`` (BoTorch's kernel,
+    priors, constant mean, noise prior), so the same UCB choices as a vanilla BoTorch loop."""
+    from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
+
+    from torch_advbandit.experiments.botorch_drift import BoTorchUCB, problem_values
+
+    X, F = problem_values("branin", "stationary", 8, 256)
+    kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(DT)
+    ours = WGPUCB(X, kernel, 20, discount=1.0, lam=0.1, beta=2.0, fit_hyperparameters=True,
+                  generator=torch.Generator().manual_seed(0))  # fmt: skip
+    vanilla = BoTorchUCB(X, 20, beta=2.0, generator=torch.Generator().manual_seed(0))
+    noise = 0.1 * torch.randn(20, generator=torch.Generator().manual_seed(1), dtype=DT)
+    design = torch.arange(0, 256, 40)
+    for policy in (ours, vanilla):
+        policy.observe(X[design], (F[0, design] + noise[: design.numel()]).unsqueeze(-1))
+    for t in range(8):
+        i, j = ours.select(), vanilla.select()
+        assert i == j, f"round {t}: {i} != {j}"
+        for policy in (ours, vanilla):
+            policy.update(i, float(F[t, i] + noise[10 + t]))
+
+
+@pytest.mark.parametrize("cls, memory", [(RestartingGPUCB, dict(period=4)), (SlidingWindowGPUCB, dict(window=3))])
+def test_fitted_windowed_policies_run_across_their_boundaries(cls, memory):
+    X = torch.rand(50, 2, generator=torch.Generator().manual_seed(4), dtype=DT)
+    policy = cls(X, matern(2), 20, lam=0.1, beta=2.0, fit_hyperparameters=True, fit_every=2,
+                 generator=torch.Generator().manual_seed(0), **memory)  # fmt: skip
+    for _ in range(9):  # the restarts at 4 and 8 leave nothing (then one point) to fit
+        i = policy.select()
+        policy.update(i, float(X[i, 0]))
+    assert policy.t == 9

@@ -1,0 +1,238 @@
+"""The drifting benchmark against vanilla BoTorch: ``botorch.test_functions`` problems that jump, drift
+slowly or stay still, on one candidate set, one initial design and one acquisition optimiser.
+
+Each trial maximises ``f_t`` over ``n`` scrambled Sobol points of ``[0, 1]^d`` (the problem's box
+rescaled, values standardised over the candidates and negated so larger is better) for ``T`` rounds
+after an initial design of ``2(d + 1)`` candidates observed at ``f_0``. Scenarios: ``abrupt``,
+``f_t(x) = f(x)`` before ``T/2`` and ``f(1 − x)`` after (the optimum jumps to the mirror image);
+``drift``, ``f_t = (1 − t/T)·f(x) + (t/T)·f(1 − x)`` (the same change, gradually); ``stationary``,
+``f``. Observations carry Gaussian noise of standard deviation ``noise_std`` (on the standardised
+scale). Every method runs ``optimize_acqf_discrete`` on the candidates with UCB at the same ``β``.
+Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted with
+``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
+hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
+``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20). Regret is dynamic,
+``Σ_t max_x f_t(x) − f_t(x_t)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+from ..environments.nonstationary import FunctionSequenceEnvironment
+from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
+from ..policies.asks import AnyRowsMixin
+from ..policies.base import Policy
+from .records import TrialRecord
+from .runner import machine_info, play
+from .streams import stream_of
+from .trials import register_trial_kind
+
+#: ``name → (botorch test function factory, d)``.
+PROBLEMS: dict[str, tuple[Callable, int]] = {}
+PROBLEM_NAMES = ("branin", "hartmann6", "levy4")
+DRIFT_SCENARIOS = ("abrupt", "drift", "stationary")
+BOTORCH_METHODS = {
+    "botorch_ucb": "BoTorch SingleTaskGP + UCB (refit each round)",
+    "wgp_auto_fitted": 'WGP-UCB, discount="auto", fitted',
+    "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
+    "sw_fitted": "SW-GP-UCB, W = 20, fitted",
+    "restart_fitted": "R-GP-UCB, H = 20, fitted",
+}
+BETA = 2.0
+NUM_CANDIDATES = 2048
+
+
+def _problems() -> dict[str, tuple[Callable, int]]:
+    if not PROBLEMS:
+        from botorch.test_functions import Branin, Hartmann, Levy
+
+        PROBLEMS.update(
+            {
+                "branin": (lambda: Branin(), 2),
+                "hartmann6": (lambda: Hartmann(dim=6), 6),
+                "levy4": (lambda: Levy(dim=4), 4),
+            }
+        )
+    return PROBLEMS
+
+
+def problem_values(problem: str, scenario: str, horizon: int, num_candidates: int = NUM_CANDIDATES):
+    """``(candidates Tensor[n, d], F Tensor[T, n])``: the candidate set and ``f_t`` on it (larger is better).
+
+    Example:
+        >>> X, F = problem_values("branin", "abrupt", 10, 64)
+        >>> X.shape, F.shape, bool(torch.equal(F[4], F[0])), bool(torch.equal(F[5], F[0]))
+        (torch.Size([64, 2]), torch.Size([10, 64]), True, False)
+    """
+    factory, d = _problems()[problem]
+    function = factory()
+    engine = torch.quasirandom.SobolEngine(d, scramble=True, seed=1234)
+    X = engine.draw(num_candidates, dtype=torch.float64)
+    lo, hi = function.bounds.to(X)
+
+    def f(U: torch.Tensor) -> torch.Tensor:
+        return -function.evaluate_true(lo + (hi - lo) * U)
+
+    base, mirrored = f(X), f(1.0 - X)
+    mean, std = base.mean(), base.std()
+    base, mirrored = (base - mean) / std, (mirrored - mean) / std
+    s = torch.arange(horizon, dtype=X.dtype) / horizon
+    if scenario == "abrupt":
+        weight = (s >= 0.5).to(X.dtype)
+    elif scenario == "drift":
+        weight = s
+    elif scenario == "stationary":
+        weight = torch.zeros_like(s)
+    else:
+        raise ValueError(f"scenario must be one of {DRIFT_SCENARIOS}, got {scenario!r}")
+    return X, (1 - weight).unsqueeze(-1) * base + weight.unsqueeze(-1) * mirrored
+
+
+class BoTorchUCB(AnyRowsMixin, Policy):
+    """Vanilla BoTorch: ``SingleTaskGP(train_X, train_Y)`` with its defaults (BoTorch's kernel and priors,
+    ``Standardize``), ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound(beta=β²)`` maximised by
+    ``optimize_acqf_discrete`` over the candidates; uniform before any observation.
+
+    Example:
+        >>> X = torch.rand(20, 2, dtype=torch.float64)
+        >>> policy = BoTorchUCB(X, 5, beta=2.0, generator=torch.Generator().manual_seed(0))
+        >>> policy.observe(X[:3], torch.rand(3, 1, dtype=torch.float64))
+        >>> 0 <= policy.select() < 20
+        True
+    """
+
+    _tuned_for_horizon = False
+
+    def __init__(self, candidates: torch.Tensor, horizon: int, *, beta: float, generator=None) -> None:
+        super().__init__(candidates, horizon, generator=generator)
+        self.beta = float(beta)
+        self.train_X = self.candidates[:0].clone()
+        self.rewards = torch.empty(0, dtype=self.candidates.dtype, device=self.candidates.device)
+
+    def _draw(self) -> int:
+        from botorch.acquisition import UpperConfidenceBound
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from botorch.optim import optimize_acqf_discrete
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        if self.train_X.shape[0] == 0:
+            return int(torch.randint(self.n, (), generator=self.generator))
+        model = SingleTaskGP(self.train_X, self.rewards.unsqueeze(-1))
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        with torch.no_grad():
+            best, _ = optimize_acqf_discrete(
+                UpperConfidenceBound(model, beta=self.beta**2), q=1, choices=self.candidates
+            )
+        return int((self.candidates == best).all(-1).nonzero()[0, 0])
+
+    def _update(self, index: int, reward: float) -> None:
+        self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
+
+    def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
+        self.train_X, self.rewards = torch.cat([self.train_X, X]), torch.cat([self.rewards, Y])
+
+    def _extra_state(self):
+        return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone()}
+
+
+def make_method(name: str, candidates: torch.Tensor, horizon: int, generator: torch.Generator) -> Policy:
+    """The benchmark's methods (module docstring) on ``candidates``; GP-UCB kernels are BoTorch's default.
+
+    Example:
+        >>> X = torch.rand(10, 2, dtype=torch.float64)
+        >>> type(make_method("wgp_auto_fitted", X, 5, torch.Generator().manual_seed(0))).__name__
+        'WGPUCB'
+    """
+    if name == "botorch_ucb":
+        return BoTorchUCB(candidates, horizon, beta=BETA, generator=generator)
+    from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
+
+    kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=candidates.shape[1]).to(candidates.dtype)
+    common = dict(lam=0.1, beta=BETA, fit_hyperparameters=True, generator=generator)
+    if name == "wgp_auto_fitted":
+        return WGPUCB(candidates, kernel, horizon, discount="auto", **common)
+    if name == "wgp_fixed_fitted":
+        return WGPUCB(candidates, kernel, horizon, discount=0.9, **common)
+    if name == "sw_fitted":
+        return SlidingWindowGPUCB(candidates, kernel, horizon, window=20, **common)
+    if name == "restart_fitted":
+        return RestartingGPUCB(candidates, kernel, horizon, period=20, **common)
+    raise ValueError(f"method must be one of {sorted(BOTORCH_METHODS)}, got {name!r}")
+
+
+@register_trial_kind("botorch_drift")
+@dataclass(frozen=True)
+class BoTorchDriftTrialConfig:
+    """One method on one drifting problem; ``key`` names its record. The problem, its noise and the initial
+    design depend on the seed only (generator ``2·seed``), the method's draws on ``2·seed + 1``.
+
+    Example:
+        >>> config = BoTorchDriftTrialConfig("branin", "abrupt", "sw_fitted", 0, horizon=4, num_candidates=64)
+        >>> len(config.run().expected_regret)
+        4
+    """
+
+    problem: str
+    scenario: str
+    method: str
+    seed: int
+    horizon: int = 50
+    noise_std: float = 0.1
+    num_candidates: int = NUM_CANDIDATES
+
+    def __post_init__(self) -> None:
+        if self.problem not in _problems():
+            raise ValueError(f"problem must be one of {sorted(_problems())}, got {self.problem!r}")
+        if self.scenario not in DRIFT_SCENARIOS:
+            raise ValueError(f"scenario must be one of {DRIFT_SCENARIOS}, got {self.scenario!r}")
+        if self.method not in BOTORCH_METHODS:
+            raise ValueError(f"method must be one of {sorted(BOTORCH_METHODS)}, got {self.method!r}")
+        for name, low in (("seed", 0), ("horizon", 2), ("num_candidates", 8)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}")
+        if not (math.isfinite(self.noise_std) and self.noise_std >= 0):
+            raise ValueError(f"noise_std must be finite and ≥ 0, got {self.noise_std!r}")
+
+    @property
+    def rounds_to_run(self) -> int:
+        return self.horizon
+
+    @property
+    def timing_only(self) -> bool:
+        return False
+
+    @property
+    def stream(self) -> str:
+        return stream_of(self.problem, self.method)
+
+    @property
+    def key(self) -> str:
+        return (
+            f"botorch-{self.problem}-{self.scenario}-{self.method}-T{self.horizon}-seed{self.seed}"
+            f"-noise{self.noise_std:g}-n{self.num_candidates}"
+        )
+
+    def run(self, on_round: Callable[[int], None] | None = None) -> TrialRecord:
+        """Observe the initial design at ``f_0``, then play ``T`` rounds (dynamic regret)."""
+        X, F = problem_values(self.problem, self.scenario, self.horizon, self.num_candidates)
+        gen = torch.Generator().manual_seed(2 * self.seed)
+        design = torch.randperm(X.shape[0], generator=gen)[: 2 * (X.shape[1] + 1)]
+        y0 = F[0, design] + self.noise_std * torch.randn(design.numel(), generator=gen, dtype=X.dtype)
+        env = FunctionSequenceEnvironment(F, self.noise_std, generator=gen)
+        start = time.perf_counter()
+        rounds = self.horizon + design.numel()  # the design's observations count as rounds too
+        policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1))
+        policy.observe(X[design], y0.unsqueeze(-1))
+        setup = time.perf_counter() - start
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount",))
+        return TrialRecord(
+            config=asdict(self), setup_seconds=setup, environment=machine_info(), stream=self.stream, **asdict(traj)
+        )

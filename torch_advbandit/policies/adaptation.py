@@ -1,0 +1,160 @@
+"""What the GP-UCB policies learn from the data besides the observations: the discount
+(``discount="auto"``) and the kernel's hyperparameters and ``λ`` (``fit_hyperparameters=True``).
+
+Both are pure functions of the history and the current settings; :class:`~torch_advbandit.policies.gp_ucb.GPUCBPolicy`
+computes them in its update and assigns them together with the new observation, so a failed update
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import torch
+from botorch.exceptions import ModelFittingError
+from gpytorch.kernels import Kernel
+
+from .._validation import check_positive, check_unit_interval
+from ..discount_selection import AUTO_DISCOUNTS, SCORE_MEMORY, predictive_log_likelihood
+from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
+
+
+def discount_scores(
+    scores: torch.Tensor,
+    K: torch.Tensor,
+    k_new: torch.Tensor,
+    prior_variance: float,
+    Y: torch.Tensor,
+    ages: torch.Tensor,
+    y_new: float,
+    lam: float,
+    *,
+    standardize: bool,
+    prior_mean: float = 0.0,
+) -> torch.Tensor:
+    """``S_η ← ρ·S_η + log p_η(y_new)`` for every ``η`` of :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`.
+
+    ``scores`` is ``Tensor[len(AUTO_DISCOUNTS)]`` (returned anew); ``K``, ``k_new``, ``Y``, ``ages``
+    describe the past observations (:func:`~torch_advbandit.discount_selection.predictive_log_likelihood`);
+    with none, the scores are unchanged.
+
+    Example:
+        >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
+        >>> k, X = make_kernel("se", 1), torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)
+        >>> K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, X[:1]).squeeze(-1)
+        >>> ages = torch.arange(3, -1, -1, dtype=torch.float64)
+        >>> s = discount_scores(torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64), K, k_new, 1.0,
+        ...                     X.squeeze(-1), ages, 0.0, 0.01, standardize=False)
+        >>> s.shape
+        torch.Size([7])
+    """
+    if Y.numel() == 0:
+        return scores.clone()
+    new = [
+        predictive_log_likelihood(
+            K, k_new, prior_variance, Y, ages, y_new, lam, eta, standardize=standardize, prior_mean=prior_mean
+        )
+        for eta in AUTO_DISCOUNTS
+    ]
+    return SCORE_MEMORY * scores + torch.tensor(new, dtype=scores.dtype, device=scores.device)
+
+
+def chosen_discount(scores: torch.Tensor) -> float:
+    """``argmax_η S_η``; ties go to the larger ``η`` (the grid is in decreasing order).
+
+    Example:
+        >>> chosen_discount(torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64))
+        1.0
+    """
+    return AUTO_DISCOUNTS[int(torch.argmax(scores))]  # argmax returns the first maximum
+
+
+def fit_hyperparameters(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    ages: torch.Tensor,
+    kernel: Kernel,
+    lam: float,
+    discount: float,
+    *,
+    standardize: bool,
+    like: torch.Tensor,
+) -> tuple[Kernel, float, float] | None:
+    """``(kernel, λ, c)`` maximising the weighted marginal likelihood of ``(X, Y)`` (age weights fixed):
+    the kernel frozen on ``like``'s device and dtype, ``λ`` in ``Y``'s units, ``c`` the constant mean
+    in the model's units (standardised when ``standardize``).
+
+    Starts from ``kernel`` and ``lam``, as a new BoTorch model does. If BoTorch's fit fails
+    (``ModelFittingError``) or gives a non-finite ``λ``: ``None``, with a ``RuntimeWarning``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(12, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        >>> ages = torch.arange(11, -1, -1, dtype=torch.float64)
+        >>> kernel, lam, c = fit_hyperparameters(X, torch.sin(6 * X[:, 0]), ages, make_kernel("se", 1), 0.1, 0.95,
+        ...                                      standardize=True, like=X)
+        >>> lam > 0, kernel.raw_lengthscale.requires_grad
+        (True, False)
+    """
+    keep, multipliers = discounted_noise(ages, discount, 1.0)
+    model = weighted_gp(
+        X[keep],
+        Y[keep].unsqueeze(-1),
+        multipliers.squeeze(-1),
+        trainable_kernel(kernel, like),
+        lam,
+        standardize=standardize,
+    )
+    try:
+        from botorch.fit import fit_gpytorch_mll
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # BoTorch's optimisation warnings: the fit is checked below
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    except ModelFittingError as exc:
+        warnings.warn(f"hyperparameter fit failed ({exc}); keeping the previous ones", RuntimeWarning, stacklevel=4)
+        return None
+    fitted, constant = fitted_lambda(model), float(model.mean_module.constant.detach())
+    if not (math.isfinite(fitted) and fitted > 0 and math.isfinite(constant)):
+        return None
+    return frozen_kernel(model.covar_module, like), fitted, constant
+
+
+def adapted_state(
+    state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool
+) -> tuple[Kernel, float, float, torch.Tensor, float]:
+    """Check and rebuild the adapted ``(kernel, λ, discount, scores, mean constant)`` of a saved GP-UCB state.
+
+    ``kernel`` is the policy's (its structure receives the saved hyperparameters); raises
+    ``ValueError`` naming the key that does not fit.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> k, X = make_kernel("se", 1), torch.rand(5, 1, dtype=torch.float64)
+        >>> state = {"lam": 0.1, "discount": 1.0, "discount_scores": torch.zeros(7, dtype=torch.float64),
+        ...          "kernel_state": k.state_dict(), "mean_constant": 0.0}
+        >>> adapted_state(state, k, X, True)[1:3]
+        (0.1, 1.0)
+    """
+    lam = check_positive(state["lam"], "state['lam']")
+    discount = check_unit_interval(state["discount"], "state['discount']")
+    if auto_discount and discount not in AUTO_DISCOUNTS:
+        raise ValueError(f"state['discount'] must be one of {AUTO_DISCOUNTS}, got {discount}")
+    scores = state["discount_scores"]
+    if not isinstance(scores, torch.Tensor) or scores.shape != (len(AUTO_DISCOUNTS),):
+        raise ValueError(f"state['discount_scores'] must be a tensor of shape ({len(AUTO_DISCOUNTS)},)")
+    if not bool(torch.isfinite(scores).all()):
+        raise ValueError("state['discount_scores'] must be finite")
+    restored = frozen_kernel(kernel, candidates)
+    try:
+        restored.load_state_dict(state["kernel_state"])
+    except (RuntimeError, TypeError, AttributeError, KeyError) as exc:
+        raise ValueError(f"state['kernel_state'] does not fit this policy's kernel: {exc}") from exc
+    restored = frozen_kernel(restored, candidates)  # checks the loaded hyperparameters (finite, PSD)
+    constant = state["mean_constant"]
+    if isinstance(constant, bool) or not isinstance(constant, (int, float)) or not math.isfinite(constant):
+        raise ValueError(f"state['mean_constant'] must be a finite number, got {constant!r}")
+    return restored, lam, discount, scores.to(dtype=torch.float64, device="cpu").clone(), float(constant)
