@@ -42,7 +42,7 @@ def test_weighted_marginal_likelihood_matches_a_dense_computation(standardize):
     with torch.no_grad():
         value = float(mll(model(X), model.train_targets, X))  # as BoTorch's fit calls it
         assert float(mll(model(X), model.train_targets)) == value  # and without the inputs
-    # dense: y ~ N(0, K + λ·diag(η^{-age})) on the (weighted-)standardised outcomes
+    # dense: y ~ N(0, K + λ·diag(η^{-age})) on the (weighted-)standardised outcomes, plus the prior on λ
     t = X.shape[0]
     ages = torch.arange(t - 1, -1, -1, dtype=DT)
     y = Y.squeeze(-1)
@@ -57,7 +57,8 @@ def test_weighted_marginal_likelihood_matches_a_dense_computation(standardize):
     r = torch.cdist(X / 0.4, X / 0.4)
     K = 1.8 * (1 + math.sqrt(5) * r + 5 / 3 * r**2) * torch.exp(-math.sqrt(5) * r)
     cov = K + torch.diag(lam_model * eta ** (-ages))
-    dense = torch.distributions.MultivariateNormal(torch.zeros(t, dtype=DT), cov).log_prob(y) / t
+    log_prior = torch.distributions.LogNormal(-4.0, 1.0).log_prob(torch.tensor(lam_model, dtype=DT))  # BoTorch's on λ
+    dense = (torch.distributions.MultivariateNormal(torch.zeros(t, dtype=DT), cov).log_prob(y) + log_prior) / t
     assert value == pytest.approx(float(dense), rel=1e-7)  # the hyperparameters round-trip through softplus
 
 

@@ -80,13 +80,13 @@ def test_state_at_t_1e5_with_huge_cumulative_rewards_keeps_working(kind):
     assert int(torch.argmax(policy.probabilities())) == 0  # the huge lead is not lost to rounding
 
 
-def discounted_posterior(X, k, indices, rewards, discount, lam, test):
+def discounted_posterior(train_X, k, rewards, discount, lam, test):
     """Oracle: GP posterior with noise ``λ·η^{-age}``, old points (``η^{-age}`` beyond 1e300) left out."""
-    t = indices.numel()
+    t = train_X.shape[0]
     ages = torch.arange(t - 1, -1, -1, dtype=DT)
     log_noise = math.log(lam) - ages * math.log(discount)
     keep = log_noise < math.log(1e300)
-    Xs, ys, noise = X[indices[keep]], rewards[keep], torch.exp(log_noise[keep])
+    Xs, ys, noise = train_X[keep], rewards[keep], torch.exp(log_noise[keep])
     Kss = kernel_matrix(k, Xs) + torch.diag(noise)
     Kxs = kernel_matrix(k, test, Xs)
     mean = Kxs @ torch.linalg.solve(Kss, ys)
@@ -105,7 +105,7 @@ def test_wgp_ucb_where_eta_to_the_minus_t_overflows():
         state = policy.state_dict()
         idx = torch.randint(0, N, (start,), generator=g)
         state.update(
-            t=start, indices=idx, rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(start, generator=g, dtype=DT)
+            t=start, train_X=X[idx], rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(start, generator=g, dtype=DT)
         )
         policy.load_state_dict(state)
     assert math.isinf(torch.tensor(0.9, dtype=DT).pow(-T).item())  # η^{-T} is not a float64
@@ -114,7 +114,7 @@ def test_wgp_ucb_where_eta_to_the_minus_t_overflows():
         policy.update(i, math.sin(6 * float(X[i, 0])) + 0.05 * float(torch.randn((), generator=g, dtype=DT)))
     posterior = policy.model().posterior(X.unsqueeze(-2))
     mean, var = posterior.mean.reshape(-1), posterior.variance.reshape(-1)
-    ref_mean, ref_var = discounted_posterior(X, k, policy.indices, policy.rewards, 0.9, 0.01, X)
+    ref_mean, ref_var = discounted_posterior(policy.train_X, k, policy.rewards, 0.9, 0.01, X)
     assert bool(torch.isfinite(mean).all()) and bool(torch.isfinite(var).all())
     torch.testing.assert_close(mean.detach(), ref_mean, rtol=1e-6, atol=1e-8)
     torch.testing.assert_close(var.detach(), ref_var, rtol=1e-6, atol=1e-10)
@@ -127,11 +127,11 @@ def test_wgp_ucb_forgets_old_points_without_changing_beta_or_the_model():
     for _ in range(250):
         i = policy.select()
         policy.update(i, math.sin(6 * float(X[i, 0])))
-    t = policy.indices.numel()
+    t = policy.train_X.shape[0]
     assert policy.training_set().numel() < t and policy._gram.shape[0] < t  # ~104 rounds of memory
     ages = torch.arange(t - 1, -1, -1, dtype=DT)
-    full = weighted_information_gain(kernel_matrix(k, X[policy.indices]), age_log_weights(ages, 0.5), 0.01)
+    full = weighted_information_gain(kernel_matrix(k, policy.train_X), age_log_weights(ages, 0.5), 0.01)
     assert abs(policy.information_gain() - full) <= 1e-12 * max(1.0, abs(full))
     mean = policy.model().posterior(X.unsqueeze(-2)).mean.reshape(-1).detach()
-    ref_mean, _ = discounted_posterior(X, k, policy.indices, policy.rewards, 0.5, 0.01, X)
+    ref_mean, _ = discounted_posterior(policy.train_X, k, policy.rewards, 0.5, 0.01, X)
     torch.testing.assert_close(mean, ref_mean, rtol=1e-8, atol=1e-10)

@@ -36,7 +36,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann6": 1,
     "levy4": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 1,
+    "wgp_auto_fitted": 2,  # 2: one fit for the rows observed together (an initial design)
     "wgp_fixed_fitted": 1,
     "sw_fitted": 1,
     "restart_fitted": 1,

@@ -238,7 +238,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         kernel, lam, discount, scores = self.kernel, self.lam, self.discount, self.discount_scores
         train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
         constant = self.mean_constant
-        for x, y in zip(X.split(1), Y.tolist(), strict=True):
+        m0, last = train_X.shape[0], X.shape[0] - 1
+        for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
             if self.auto_discount:  # score every discount on the new observation before it joins
                 k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
                 ages = (train_X.shape[0] - 1 - torch.arange(train_X.shape[0], device=x.device)).to(x.dtype)
@@ -249,7 +250,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
                 )  # fmt: skip
                 discount = chosen_discount(scores)
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
-            fitted = self._fit_due(train_X, rewards, discount)
+            fitted = self._fit_due(train_X, rewards, discount, m0) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
             gram, start = self._grown(train_X, gram, start, kernel)
@@ -258,10 +259,11 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
         self.discount, self.discount_scores, self.mean_constant = discount, scores, constant
 
-    def _fit_due(self, train_X, rewards, discount):
-        """``(kernel, λ, c)`` fitted on the training set if a fit is due after the newest row, else ``None``."""
+    def _fit_due(self, train_X, rewards, discount, m0):
+        """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
+        ``fit_every`` (one fit for several rows observed at once), else ``None``."""
         m = train_X.shape[0]
-        if not (self.fit_hyperparameters and m >= 2 and m % self.fit_every == 0):
+        if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
             return None
         positions = torch.arange(self.first_position(m), m, device=train_X.device)
         if positions.numel() < 2:  # right after a restart: nothing to fit yet
