@@ -97,9 +97,9 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
     ) -> None:
         super().__init__(candidates, horizon, generator=generator)
         self.kernel = frozen_kernel(kernel, self.candidates)
-        self._initial_kernel, self._initial_lam = self.kernel, lam  # every fit starts here, as a new BoTorch model
         self.mean_constant: float | None = None  # the fitted constant prior mean (model units); None: zero
         self.lam = 1.0 + 2.0 / self.horizon if lam is None else check_positive(lam, "lam")
+        self._initial_kernel, self._initial_lam = self.kernel, self.lam  # every fit starts here, as a new model
         self.auto_discount = isinstance(discount, str)
         if self.auto_discount and discount != "auto":
             raise ValueError(f"discount must be a number in (0, 1] or 'auto', got {discount!r}")
@@ -242,7 +242,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
             if self.auto_discount:  # score every discount on the new observation before it joins
                 k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
-                ages = (train_X.shape[0] - 1 - torch.arange(train_X.shape[0], device=x.device)).to(x.dtype)
+                m = train_X.shape[0]
+                ages = self.ages(torch.arange(m, device=x.device), m)
                 prior = float(kernel_diag(kernel, x))
                 scores = discount_scores(
                     scores, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
@@ -270,7 +271,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             return None
         return fit_hyperparameters(
             train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel,
-            self._initial_lam or self.lam, discount, standardize=self.standardize, like=self.candidates,
+            self._initial_lam, discount, standardize=self.standardize, like=self.candidates,
         )  # fmt: skip
 
     def _grown(self, train_X, gram, start, kernel):
