@@ -162,6 +162,29 @@ def test_auto_discount_forgets_within_a_few_rounds_after_a_jump():
     assert min(chosen[30:36]) <= 0.85  # a short memory within a few rounds of it
 
 
+def test_rows_observed_together_are_not_scored_but_later_rows_are():
+    X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
+    policy = WGPUCB(X, make_kernel("se", 1, 0.15), 30, discount="auto", lam=1e-3, beta=1.0,
+                    generator=torch.Generator().manual_seed(0))  # fmt: skip
+    design = X[::10]
+    policy.observe(design, torch.sin(6 * design))  # an initial design: no information about change over time
+    assert torch.equal(policy.discount_scores, torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64))
+    assert policy.discount == 1.0 and policy.train_X.shape[0] == 6
+    i = policy.select()
+    policy.update(i, math.sin(6 * float(X[i, 0])))
+    assert bool((policy.discount_scores != 0).all())
+
+
+def test_the_margin_keeps_the_longest_memory_close_to_the_best():
+    from torch_advbandit.policies.adaptation import chosen_discount
+
+    scores = torch.tensor([-3.0, -2.5, -1.0, 0.0, -0.5, -4.0, -9.0], dtype=torch.float64)
+    assert chosen_discount(scores, margin=0.0) == AUTO_DISCOUNTS[3]
+    assert chosen_discount(scores, margin=1.0) == AUTO_DISCOUNTS[2]
+    assert chosen_discount(scores, margin=3.0) == 1.0
+    assert chosen_discount(torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64), margin=0.0) == 1.0
+
+
 def test_predictive_log_likelihood_is_the_gaussian_density():
     X = torch.linspace(0, 1, 6, dtype=DT).unsqueeze(-1)
     Y = torch.sin(4 * X.squeeze(-1))

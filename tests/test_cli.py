@@ -76,3 +76,18 @@ def test_device_never_reaches_a_file_name(tmp_path, capsys):
     args = ["run", "--setting", "1", "--horizon", "3", "--seeds", "1", "--out", str(out), "--no-progress"]
     _one_line_error(capsys, [*args, "--device", "/../../victim"], "device must be cpu, cuda, mps")
     assert victim.read_text() == "{}" and not out.exists()
+
+
+def test_reproduce_drop_stale_deletes_records_of_other_code(tmp_path, capsys, monkeypatch):
+    from torch_advbandit.experiments import streams
+
+    out = tmp_path / "res"
+    base = ["reproduce", "table3", "--quick", "--out", str(out), "--settings", "1", "--kernel", "se"]
+    base += ["--seeds", "1", "--horizon", "5", "--functions", "10", "--backend", "serial", "--no-progress"]
+    assert main([*base, "--policy", "uniform", "kernelized_exp3"]) == 0
+    assert len(archived(out)) == 2
+    monkeypatch.setitem(streams.STREAM_VERSIONS, "kernelized_exp3", 99)  # its record is now stale
+    assert main([*base, "--policy", "uniform"]) == 0
+    assert len(archived(out)) == 2  # kept by default (never served)
+    assert main([*base, "--policy", "uniform", "--drop-stale"]) == 0
+    assert [r["config"]["policy"] for r in archived(out).values()] == ["uniform"]

@@ -12,6 +12,7 @@ from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.domains import discretize
 from torch_advbandit.kernels import KERNEL_NAMES, kernel_matrix, make_kernel
 from torch_advbandit.parameters import (
+    DERIVED_CONSTANTS,
     derived_parameters,
     empirical_information_gain,
     information_gain_bound,
@@ -66,10 +67,16 @@ def test_derived_parameters_are_the_papers_formulas_with_the_smaller_gain_bound(
     lam = 10.0  # the paper's λ for Matérn-5/2
     gamma = min(empirical_information_gain(k, X, 1000, lam), information_gain_bound("matern52", 1000, 1))
     p = derived_parameters(k, X, 1000)
+    c3, c4 = DERIVED_CONSTANTS  # one pair for every kernel; λ stays the kernel's
+    assert (c3, c4) == (5.0, 0.1)
     assert p["lam"] == lam
-    assert p["eta"] == pytest.approx(10.0 / math.sqrt(1000 * gamma), rel=1e-12)
-    assert p["alpha"] == pytest.approx(min(1.0, 0.1 * p["eta"] * gamma), rel=1e-12)
+    assert p["eta"] == pytest.approx(c3 / math.sqrt(1000 * gamma), rel=1e-12)
+    assert p["alpha"] == pytest.approx(min(1.0, c4 * p["eta"] * gamma), rel=1e-12)
     assert p["beta"] == pytest.approx(2.0 * math.sqrt(lam / 1000), rel=1e-12)
+    tuned = derived_parameters(k, X, 1000, constants=(10.0, 0.1))  # the paper's Matérn-5/2 pair
+    assert tuned["eta"] == pytest.approx(10.0 / math.sqrt(1000 * gamma), rel=1e-12)
+    with pytest.raises(ValueError, match="constants"):
+        derived_parameters(k, X, 1000, constants=(0.0, 0.1))
 
 
 def test_paper_parameters_warn_when_alpha_clips_and_a_policy_without_them_learns_in_6d():
@@ -113,8 +120,11 @@ def test_unknown_horizon_runs_doubling_epochs_with_derived_parameters():
         for t in range(64 + 128 + 5):
             policy.update(policy.select(), math.sin(t))
     assert (policy.epoch, policy.horizon) == (2, 448)
-    expected = derived_parameters(k, X, 256)
+    expected = derived_parameters(k, X, 448)  # epoch 2 ends at round 64 + 128 + 256 = 448
     assert policy.eta == expected["eta"] and policy.alpha == expected["alpha"] and policy.beta == expected["beta"]
+    assert policy.estimator.ridge == pytest.approx(expected["lam"] / 448)
+    etas = [derived_parameters(k, X, 64 * (2 ** (e + 1) - 1))["eta"] for e in range(3)]
+    assert etas == sorted(etas, reverse=True)  # η only decreases from epoch to epoch
     twin = KernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(9))
     twin.load_state_dict(policy.state_dict())  # mid-epoch 2: the epoch is rebuilt, then the scores restored
     for t in range(260):  # across the next epoch boundary (round 448) too
@@ -125,6 +135,24 @@ def test_unknown_horizon_runs_doubling_epochs_with_derived_parameters():
     assert policy.epoch == twin.epoch == 3 and torch.equal(policy.probabilities(), twin.probabilities())
     with pytest.raises(ValueError, match="omit them"):
         KernelizedExp3(X, k, None, eta=0.1)
+
+
+def test_unknown_horizon_keeps_the_scores_across_an_epoch_boundary():
+    X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
+    policy = KernelizedExp3(X, make_kernel("matern52", 1), None, generator=torch.Generator().manual_seed(1))
+    for t in range(63):
+        policy.update(policy.select(), math.sin(3 * t))
+    before = policy.cumulative_reward.clone()
+    probs = policy.probabilities()
+    i = policy.select()
+    f_hat, width = policy.estimator._estimate(probs, i, 0.5, torch.Generator().manual_seed(0))
+    policy.update(i, 0.5)  # round 64 closes epoch 0
+    assert policy.epoch == 1 and policy.horizon == 192
+    # S_64 = S_63 + f̂ + β₀·w with epoch 0's β: not reset to zero
+    assert torch.allclose(
+        policy.cumulative_reward, before + f_hat + derived_parameters(make_kernel("matern52", 1), X, 64)["beta"] * width
+    )
+    assert float(policy.cumulative_reward.abs().max()) > 0
 
 
 def test_a_fixed_horizon_policy_run_past_its_horizon_warns_once():

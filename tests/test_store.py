@@ -47,6 +47,19 @@ def test_a_record_from_another_stream_version_is_stale_and_runs_again(tmp_path, 
     assert todo == []
 
 
+def test_compacting_with_drop_stale_keeps_only_what_the_current_code_reproduces(tmp_path, monkeypatch):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 99)
+    RecordStore(tmp_path).compact()  # by default a stale record stays stored
+    assert len(archived(tmp_path)) == 4
+    RecordStore(tmp_path).compact(drop_stale=True)
+    assert {r["stream"] for r in archived(tmp_path).values()} == {"adaptive@1+uniform@1"}
+    assert sorted(archived(tmp_path)) == sorted(c.key for c in configs if c.policy == "uniform")
+    _, todo = pending_configs(configs, tmp_path)
+    assert [c.policy for c in todo] == ["kernelized_exp3"] * 2
+
+
 def test_a_record_without_a_stream_is_never_served(tmp_path):
     config = TINY.configs()[0]
     record = config.run()

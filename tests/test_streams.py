@@ -23,18 +23,21 @@ PINNED = {
     "sw_fitted@1": "3855651dcb5b728e",
     "wgp_auto_fitted@1": "29b03a7998031973",
     "wgp_auto_fitted@2": "66bdd6c771ea9889",
+    "wgp_auto_fitted@3": "29b03a7998031973",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",
     "apg_exp3@1": "e8536ee3f6322ec0",
     "igp_ucb@1": "c6c7520974d45137",
     "kernelized_exp3@1": "44e12e67fbc807d3",
-    "kernelized_exp3_anytime@1": "c934cd9177970638",
+    "kernelized_exp3_anytime@2": "de32de36877842ab",
     "kernelized_exp3_derived@1": "78e41265edcc4e86",
+    "kernelized_exp3_derived@2": "4bcb790905d25ee3",
     "lower_bound@1": "730528e9ceb54410",
     "r_gp_ucb@1": "8aa7253b50bcfc60",
     "rls_kernelized_exp3@1": "a510a8ebdd0b6913",
     "rls_kernelized_exp3_derived@1": "8fb640daabbc531c",
+    "rls_kernelized_exp3_derived@2": "1a9a767addb43b61",
     "slow@1": "ce386cfa6d84a626",
     "sw_gp_ucb@1": "3f3100e65df5bf5c",
     "uniform@1": "833a221b1f6be5d0",
@@ -59,6 +62,8 @@ def tiny(component: str):
         return DriftTrialConfig("abrupt", component, seed=0, horizon=10)
     if component in ("adaptive", "lower_bound"):
         return TrialConfig(1, "se", "kernelized_exp3", 12, 0, num_functions=10, num_centres=5, environment=component)
+    if component == "kernelized_exp3_anytime":  # across its first epoch boundary (round 64)
+        return TrialConfig(1, "matern52", component, 70, 0, num_functions=10, num_centres=5)
     return TrialConfig(1, "matern52", component, 12, 0, num_functions=10, num_centres=5)
 
 

@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--functions", type=int, help="override the adversary's number of functions")
     rep.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    rep.add_argument(
+        "--drop-stale",
+        action="store_true",
+        help="delete the records under OUT made by other versions of the code (default: kept, never served)",
+    )
     return parser
 
 
@@ -140,6 +145,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         threads_per_worker=args.threads_per_worker,
         address=args.address,
     )
+    if args.drop_stale:
+        from .experiments.store import RecordStore
+
+        RecordStore(args.out).compact(drop_stale=True)
     table, files = experiment.report(records, args.out)
     _print_outputs(table, args.out, files)
     return 0

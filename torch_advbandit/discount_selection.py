@@ -3,11 +3,14 @@
 Before each observation ``y_t`` joins the history, every discount ``η`` of a grid that includes
 ``1`` (no forgetting) predicts it: ``p_η(y_t) = N(y_t; μ̃_η(x_t), σ̃²_η(x_t) + λ)`` from the weighted GP
 with discount ``η`` on the observations so far. Each discount keeps an exponentially forgetting
-score ``S_η ← ρ·S_η + log p_η(y_t)`` and the policy uses ``argmax_η S_η`` (ties go to the larger
-``η``). This is forgetting-factor selection by one-step-ahead predictive likelihood, the rule of
-dynamic model averaging [Raftery2010] applied to the discount of the weighted GP: on a stationary
-objective ``η = 1`` predicts best and keeps all the data; after a jump the short memories predict
-the new values first, so within a few rounds the policy forgets. Cost: ``len(grid)`` Choleskys
+score ``S_η ← ρ·S_η + log p_η(y_t)`` and the policy uses ``argmax_η S_η`` (ties to the larger
+``η``); with fitted hyperparameters, the largest ``η`` whose score is within ``AUTO_MARGIN = 3``
+nats of the best. Rows observed together (an initial design) are not scored:
+they say nothing about change over time. This is forgetting-factor selection by one-step-ahead
+predictive likelihood, the rule of dynamic model averaging [Raftery2010] applied to the discount
+of the weighted GP: on a stationary objective ``η = 1`` predicts best and keeps all the data;
+after a jump the short memories predict the new values first, so within a few rounds the policy
+forgets. Cost: ``len(grid)`` Choleskys
 of the kept kernel matrix per round (about 5 ms each at ``t = 500``); every observation is kept,
 since ``η = 1`` is in the grid.
 """
@@ -25,6 +28,10 @@ from .models import discounted_noise
 AUTO_DISCOUNTS = (1.0, 0.99, 0.97, 0.93, 0.85, 0.7, 0.5)
 #: ``ρ``, the forgetting of the predictive scores (an effective memory of ``1/(1 − ρ) = 10`` rounds).
 SCORE_MEMORY = 0.9
+#: With fitted hyperparameters (calibrated predictive densities), the policy keeps the longest memory
+#: whose score is within this many nats of the best: prior odds of ``e³ ≈ 20`` for the longer memory,
+#: so a model that is merely over-confident (few points, freshly fitted) does not make it forget.
+AUTO_MARGIN = 3.0
 
 
 def weighted_stats(Y: torch.Tensor, log_weights: torch.Tensor) -> tuple[float, float]:

@@ -19,6 +19,10 @@ TUNED_CONSTANTS: dict[str, tuple[float, float, float]] = {
     "matern32": (5.0, 0.1, 5.0),
 }
 
+#: ``(c3, c4)`` of the derived-parameter mode, one pair for every kernel (``λ`` stays the kernel's):
+#: chosen by a tuning sweep over the three kernels on settings 1–2 (benchmarks/tune_derived.py).
+DERIVED_CONSTANTS: tuple[float, float] = (5.0, 0.1)
+
 _NU = {"matern52": 2.5, "matern32": 1.5}
 
 
@@ -85,11 +89,18 @@ def paper_parameters(
 
 
 def exp3_parameters(
-    gamma: float, horizon: int, kernel_name: str | None, *, algorithm: str = "kernelized_exp3", rkhs_bound: float = 2.0
+    gamma: float,
+    horizon: int,
+    kernel_name: str | None,
+    *,
+    algorithm: str = "kernelized_exp3",
+    rkhs_bound: float = 2.0,
+    constants: tuple[float, float] | None = None,
 ) -> dict[str, float]:
     """``η = c3/sqrt(T·γ)``, ``α = min(1, c4·η·γ)``, ``β = B·sqrt(λ/T)`` (times ``1 + √2`` for RLS) for a given ``γ``.
 
-    The constants are :data:`TUNED_CONSTANTS` of the kernel (the SE ones for other kernels).
+    The constants are :data:`TUNED_CONSTANTS` of the kernel (the SE ones for other kernels), or
+    ``constants = (c3, c4)`` with the kernel's ``λ``.
 
     Example:
         >>> p = exp3_parameters(24.69, 1000, "se")
@@ -97,6 +108,10 @@ def exp3_parameters(
         (0.0786, 1.0)
     """
     c3, c4, lam = TUNED_CONSTANTS.get(kernel_name, TUNED_CONSTANTS["se"])
+    if constants is not None:
+        if not isinstance(constants, (tuple, list)) or len(constants) != 2:
+            raise TypeError(f"constants must be a pair (c3, c4), got {constants!r}")
+        c3, c4 = check_positive(constants[0], "constants[0]"), check_positive(constants[1], "constants[1]")
     eta = c3 / math.sqrt(horizon * gamma)
     scale = 1.0 + math.sqrt(2.0) if algorithm == "rls_kernelized_exp3" else 1.0
     return {
@@ -151,14 +166,16 @@ def derived_parameters(
     algorithm: str = "kernelized_exp3",
     rkhs_bound: float = 2.0,
     lam: float | None = None,
+    constants: tuple[float, float] | None = None,
 ) -> dict[str, float]:
-    """``η, α, λ, β`` from the candidate set: :func:`exp3_parameters` with ``γ = min(γ̂_T, γ̄_T)``.
+    """``η, α, λ, β`` from the candidate set: :func:`exp3_parameters` with ``γ = min(γ̂_T, γ̄_T)``
+    and ``(c3, c4) =`` ``constants`` (default :data:`DERIVED_CONSTANTS`, the same for every kernel).
 
     ``γ̂_T`` is :func:`empirical_information_gain` with noise ``λ``; ``γ̄_T`` the closed-form bound
     (SE and Matérn kernels, ``T ≥ 3``), which explodes with the dimension (SE, ``d = 6``,
     ``T = 400``: 8 400) while ``γ̂_T`` cannot exceed ``½·T·log(1 + max k/λ)/(1 − 1/e)``. Both
     upper-bound ``γ_T``, so the regret guarantee of [Iwazaki2026] Thm. 1 (Thm. 3 for RLS) holds with
-    either; the constants are the paper's (:data:`TUNED_CONSTANTS`; SE's for other kernels).
+    either. ``λ`` is the paper's for the kernel (:data:`TUNED_CONSTANTS`; SE's for other kernels).
     Policies built without ``eta``, ``alpha``, ``lam``, ``beta`` use this.
 
     Example:
@@ -179,7 +196,14 @@ def derived_parameters(
     gamma = empirical_information_gain(kernel, candidates, horizon, lam)
     if name is not None and horizon >= 3:
         gamma = min(gamma, information_gain_bound(name, horizon, candidates.shape[-1]))
-    params = exp3_parameters(max(gamma, 1e-12), horizon, name, algorithm=algorithm, rkhs_bound=rkhs_bound)
+    params = exp3_parameters(
+        max(gamma, 1e-12),
+        horizon,
+        name,
+        algorithm=algorithm,
+        rkhs_bound=rkhs_bound,
+        constants=DERIVED_CONSTANTS if constants is None else constants,
+    )
     return {**params, "lam": lam, "beta": params["beta"] * math.sqrt(lam / params["lam"])}
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
 from ..environments import AdaptiveAdversary, Environment, LowerBoundEnvironment
 from ..kernels import KERNEL_NAMES, make_kernel
 from .records import TrialRecord
-from .runner import machine_info, play
+from .runner import play, trial_record
 from .settings import POLICIES, SETTINGS
 from .streams import stream_of
 from .trials import check_device_name, register_trial_kind
@@ -153,6 +153,4 @@ def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = N
     )
     setup = time.perf_counter() - start
     traj = play(policy, env, config.rounds_to_run, on_round=on_round)
-    return TrialRecord(
-        config=asdict(config), setup_seconds=setup, environment=machine_info(), stream=config.stream, **asdict(traj)
-    )
+    return trial_record(config, traj, setup)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
@@ -29,7 +29,7 @@ from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from ..policies.asks import AnyRowsMixin
 from ..policies.base import Policy
 from .records import TrialRecord
-from .runner import machine_info, play
+from .runner import play, trial_record
 from .streams import stream_of
 from .trials import register_trial_kind
 
@@ -233,6 +233,4 @@ class BoTorchDriftTrialConfig:
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
         traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount",))
-        return TrialRecord(
-            config=asdict(self), setup_seconds=setup, environment=machine_info(), stream=self.stream, **asdict(traj)
-        )
+        return trial_record(self, traj, setup)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
@@ -20,7 +20,7 @@ from ..kernels import make_kernel
 from ..parameters import nonstationary_discount
 from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
-from .runner import machine_info, play
+from .runner import play, trial_record
 from .streams import stream_of
 from .trials import check_device_name, register_trial_kind
 
@@ -148,9 +148,7 @@ class DriftTrialConfig:
         )
         setup = time.perf_counter() - start
         traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size", "discount"))
-        return TrialRecord(
-            config=asdict(self), setup_seconds=setup, environment=machine_info(), stream=self.stream, **asdict(traj)
-        )
+        return trial_record(self, traj, setup)
 
 
 def figure1_configs(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import torch
 
 from ..environments import Environment
 from ..policies import Policy, RandomizedPolicy
+from .records import TrialRecord
+from .trials import Trial
 
 
 @dataclass
@@ -106,6 +108,23 @@ def play(
         if on_round is not None:
             on_round(t)
     return out
+
+
+def trial_record(trial: Trial, trajectory: Trajectory, setup_seconds: float) -> TrialRecord:
+    """The record of ``trial``: its configuration and stream, the trajectory, the setup time and :func:`machine_info`.
+
+    Example:
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> TrialConfig(1, "se", "uniform", 3, 0, num_functions=10, num_centres=5).run().stream
+        'adaptive@1+uniform@1'
+    """
+    return TrialRecord(
+        config=asdict(trial),
+        setup_seconds=setup_seconds,
+        environment=machine_info(),
+        stream=trial.stream,
+        **asdict(trajectory),
+    )
 
 
 def machine_info() -> dict[str, str]:

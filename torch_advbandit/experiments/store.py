@@ -91,11 +91,13 @@ class RecordStore:
         """Write ``record`` as a loose file (atomically); :meth:`compact` archives it."""
         return record.save(self.loose_dir)
 
-    def compact(self) -> Path | None:
+    def compact(self, *, drop_stale: bool = False) -> Path | None:
         """Merge the loose records into the archive and remove them; the archive path (``None``: no records).
 
         A loose record replaces an archived one of the same key. Damaged loose files are moved
-        aside; damaged archive lines are appended to ``trials.corrupt.jsonl``. Lines are sorted by
+        aside; damaged archive lines are appended to ``trials.corrupt.jsonl``. With ``drop_stale``,
+        records made by other versions of the code (or of a trial the code no longer knows) are
+        deleted, so the archive holds only what the current code reproduces. Lines are sorted by
         key, so the archive's bytes depend only on its records.
         """
         with _locked(self.out_dir / ".trials.lock"):
@@ -110,6 +112,9 @@ class RecordStore:
                     continue
                 lines[record.trial.key] = json.dumps(record.to_dict(), separators=(",", ":"))
                 merged.append(path)
+            stale = [k for k, v in lines.items() if drop_stale and not _current(v)]
+            for key in stale:
+                del lines[key]
             if damaged:
                 with open(self.out_dir / CORRUPT, "a") as fh:
                     fh.writelines(line + "\n" for line in damaged)
@@ -117,7 +122,7 @@ class RecordStore:
             if not lines:
                 self._lines = {}
                 return None
-            if merged or damaged or not self.archive.exists():
+            if merged or damaged or stale or not self.archive.exists():
                 with atomic_file(self.archive, "wb") as fh:
                     fh.write(lzma.compress("".join(lines[k] + "\n" for k in sorted(lines)).encode()))
             for path in merged:
@@ -166,6 +171,15 @@ def _checked(read, config: Trial | None = None, origin: str = "record") -> Trial
         return record if config is None or trial == config else None
     except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
         return None
+
+
+def _current(line: str) -> bool:
+    """Whether an (undamaged) archive line was made by the current code for a trial it still knows."""
+    record = _checked(lambda: line)
+    try:
+        return record is not None and record.stream == record.trial.stream
+    except (ValueError, TypeError, KeyError):
+        return False
 
 
 def _line_key(line: str) -> str | None:

@@ -20,9 +20,9 @@ STREAM_VERSIONS: dict[str, int] = {
     "rls_kernelized_exp3": 1,
     "apg_exp3": 1,
     "uniform": 1,
-    "kernelized_exp3_derived": 1,
-    "rls_kernelized_exp3_derived": 1,
-    "kernelized_exp3_anytime": 1,
+    "kernelized_exp3_derived": 2,  # 2: (c3, c4) = DERIVED_CONSTANTS for every kernel
+    "rls_kernelized_exp3_derived": 2,  # 2: as kernelized_exp3_derived
+    "kernelized_exp3_anytime": 2,  # 2: scores kept across epochs, parameters for the epoch end, DERIVED_CONSTANTS
     # environments and policies of the drift trials ([Deng2022] Fig. 1)
     "abrupt": 1,
     "slow": 1,
@@ -36,7 +36,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann6": 1,
     "levy4": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 2,  # 2: one fit for the rows observed together (an initial design)
+    "wgp_auto_fitted": 3,  # 2: one fit for rows observed together; 3: design rows not scored, margin
     "wgp_fixed_fitted": 1,
     "sw_fitted": 1,
     "restart_fitted": 1,

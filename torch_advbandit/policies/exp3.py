@@ -147,7 +147,8 @@ class Exp3Policy(RandomizedPolicy):
         return install
 
 
-#: ``horizon=None``: the first epoch's length; epoch ``k`` lasts ``FIRST_EPOCH·2^k`` rounds.
+#: ``horizon=None``: the first epoch's length; epoch ``k`` lasts ``FIRST_EPOCH·2^k`` rounds and ends at
+#: round ``FIRST_EPOCH·(2^{k+1} − 1)``, the horizon its parameters are derived for.
 FIRST_EPOCH = 64
 
 
@@ -183,15 +184,17 @@ class KernelizedExp3(Exp3Policy):
     :func:`~torch_advbandit.parameters.paper_parameters` gives the paper's ``η, α, λ, β``. Omitted
     ones are derived from the candidate set and kernel
     (:func:`~torch_advbandit.parameters.derived_parameters`: the paper's formulas with the
-    information-gain bound ``min(γ̂_T, γ̄_T)``, ``γ̂_T`` from the greedy MVR gain), so
+    information-gain bound ``min(γ̂_T, γ̄_T)``, ``γ̂_T`` from the greedy MVR gain, and one pair
+    ``(c3, c4) = (5, 0.1)`` for every kernel), so
     ``KernelizedExp3(candidates, kernel, horizon)`` learns in any dimension, where the paper's
     closed-form ``γ̄_T`` clips ``α`` at 1 (SE from ``d = 6``).
 
     Args:
         candidates: ``Tensor[n, d]``, the finite action set (float64 recommended).
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
-        horizon: ``T ≥ 1``, or ``None`` for an anytime policy: doubling epochs of ``64·2^k`` rounds,
-            each a fresh kernelized Exp3 with parameters derived for its length (``eta``,
+        horizon: ``T ≥ 1``, or ``None`` for an anytime policy: epochs of ``64·2^k`` rounds; epoch
+            ``k`` uses the parameters, estimator and ``π`` derived for the horizon it ends at,
+            ``64·(2^{k+1} − 1)``, and keeps the scores ``S`` (``η`` only decreases; ``eta``,
             ``alpha``, ``beta`` must then be omitted; docs/algorithms.rst §3).
         eta: learning rate ``η > 0`` (``None``: derived).
         alpha: exploration weight ``α ∈ (0, 1]`` (``None``: derived).
@@ -281,11 +284,11 @@ class KernelizedExp3(Exp3Policy):
         pi = check_probs(pi, candidates.shape[0], candidates, "exploration")
         return {**given, "estimator": est, "pi": pi}
 
-    # -- horizon=None: the doubling scheme ------------------------------------------------------
+    # -- horizon=None: doubling epochs that keep the scores ---------------------------------------
     def _epoch_parts(self, epoch: int) -> dict:
-        length = FIRST_EPOCH * 2**epoch
+        end = FIRST_EPOCH * (2 ** (epoch + 1) - 1)  # the round the epoch ends at: its parameters' horizon
         return self._build_epoch(
-            self._recipe, length, dict(eta=None, alpha=None, lam=self._recipe.lam, beta=None), self.generator
+            self._recipe, end, dict(eta=None, alpha=None, lam=self._recipe.lam, beta=None), self.generator
         )
 
     def _install_epoch(self, epoch: int, parts: dict) -> None:
@@ -295,8 +298,7 @@ class KernelizedExp3(Exp3Policy):
         self.estimator = parts["estimator"]
         self.exploration_probs = parts["pi"]
         self._log_exploration = torch.log(parts["pi"])
-        self.cumulative_reward = torch.zeros_like(self.cumulative_reward)
-        self._log_probs = None
+        self._log_probs = None  # the scores S are kept: only η, α, β, the ridge and π change
 
     def _closing_epoch(self, update, *args) -> None:
         """Run the round's ``update``; if the round closes an anytime epoch, the next epoch is built first

@@ -22,7 +22,7 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
-from ..discount_selection import AUTO_DISCOUNTS, weighted_stats
+from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, weighted_stats
 from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from .adaptation import adapted_state, chosen_discount, discount_scores, fit_hyperparameters
@@ -240,7 +240,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
-            if self.auto_discount:  # score every discount on the new observation before it joins
+            if self.auto_discount and last == 0:  # score every discount on a lone new observation before it joins;
+                # rows observed together (an initial design) say nothing about change over time
                 k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
                 m = train_X.shape[0]
                 ages = self.ages(torch.arange(m, device=x.device), m)
@@ -249,7 +250,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
                     scores, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
                     prior_mean=constant or 0.0,
                 )  # fmt: skip
-                discount = chosen_discount(scores)
+                discount = chosen_discount(scores, AUTO_MARGIN if self.fit_hyperparameters else 0.0)
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
             fitted = self._fit_due(train_X, rewards, discount, m0) if r == last else None  # once a batch
             if fitted is not None:
