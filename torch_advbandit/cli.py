@@ -144,11 +144,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         workers=args.workers,
         threads_per_worker=args.threads_per_worker,
         address=args.address,
+        drop_stale=args.drop_stale,
     )
-    if args.drop_stale:
-        from .experiments.store import RecordStore
-
-        RecordStore(args.out).compact(drop_stale=True)
     table, files = experiment.report(records, args.out)
     _print_outputs(table, args.out, files)
     return 0

@@ -5,14 +5,13 @@ Before each observation ``y_t`` joins the history, every discount ``η`` of a gr
 with discount ``η`` on the observations so far. Each discount keeps an exponentially forgetting
 score ``S_η ← ρ·S_η + log p_η(y_t)`` and the policy uses ``argmax_η S_η`` (ties to the larger
 ``η``); with fitted hyperparameters, the largest ``η`` whose score is within ``AUTO_MARGIN = 3``
-nats of the best. Rows observed together (an initial design) are not scored:
-they say nothing about change over time. This is forgetting-factor selection by one-step-ahead
-predictive likelihood, the rule of dynamic model averaging [Raftery2010] applied to the discount
-of the weighted GP: on a stationary objective ``η = 1`` predicts best and keeps all the data;
-after a jump the short memories predict the new values first, so within a few rounds the policy
-forgets. Cost: ``len(grid)`` Choleskys
-of the kept kernel matrix per round (about 5 ms each at ``t = 500``); every observation is kept,
-since ``η = 1`` is in the grid.
+nats of the best. Rows observed together (an initial design) are not scored: they say nothing
+about change over time. This is forgetting-factor selection by one-step-ahead predictive
+likelihood, the rule of dynamic model averaging [Raftery2010] applied to the discount of the
+weighted GP: on a stationary objective ``η = 1`` predicts best and keeps all the data; after a
+jump the short memories predict the new values first, so within a few rounds the policy forgets.
+Cost: ``len(grid)`` Choleskys of the kept kernel matrix per round (about 5 ms each at
+``t = 500``); every observation is kept, since ``η = 1`` is in the grid.
 """
 
 from __future__ import annotations

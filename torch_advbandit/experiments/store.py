@@ -96,23 +96,25 @@ class RecordStore:
 
         A loose record replaces an archived one of the same key. Damaged loose files are moved
         aside; damaged archive lines are appended to ``trials.corrupt.jsonl``. With ``drop_stale``,
-        records made by other versions of the code (or of a trial the code no longer knows) are
-        deleted, so the archive holds only what the current code reproduces. Lines are sorted by
-        key, so the archive's bytes depend only on its records.
+        records made by other versions of the code are deleted, so the archive holds only what the
+        current code reproduces. Lines are sorted by key, so the archive's bytes depend only on its
+        records.
         """
         with _locked(self.out_dir / ".trials.lock"):
             self._lines = None
             lines = dict(self._archived())
-            damaged = [lines.pop(k) for k in [k for k, v in lines.items() if _checked(lambda v=v: v) is None]]
+            parsed = {k: _checked(lambda v=v: v) for k, v in lines.items()}  # each line read once
+            damaged = [lines.pop(k) for k, record in parsed.items() if record is None]
             merged = []
             for path in sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []:
                 record = _checked(path.read_text, origin=path.name)
                 if record is None:
                     _move_aside(path)
                     continue
-                lines[record.trial.key] = json.dumps(record.to_dict(), separators=(",", ":"))
+                key = record.trial.key
+                lines[key], parsed[key] = json.dumps(record.to_dict(), separators=(",", ":")), record
                 merged.append(path)
-            stale = [k for k, v in lines.items() if drop_stale and not _current(v)]
+            stale = [k for k in lines if drop_stale and parsed[k].stream != parsed[k].trial.stream]
             for key in stale:
                 del lines[key]
             if damaged:
@@ -171,15 +173,6 @@ def _checked(read, config: Trial | None = None, origin: str = "record") -> Trial
         return record if config is None or trial == config else None
     except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
         return None
-
-
-def _current(line: str) -> bool:
-    """Whether an (undamaged) archive line was made by the current code for a trial it still knows."""
-    record = _checked(lambda: line)
-    try:
-        return record is not None and record.stream == record.trial.stream
-    except (ValueError, TypeError, KeyError):
-        return False
 
 
 def _line_key(line: str) -> str | None:

@@ -114,6 +114,7 @@ def run_sweep(
     progress: bool = True,
     name: str = "sweep",
     compact: bool = True,
+    drop_stale: bool = False,
 ) -> list[TrialRecord]:
     """Run every configuration without a current record under ``out_dir``; return all records.
 
@@ -134,6 +135,7 @@ def run_sweep(
         name: the overall bar's label.
         compact: merge the records into ``out_dir/trials.jsonl.xz`` at the end (also after
             failures: the finished trials are archived).
+        drop_stale: when compacting, delete the records made by other code (default: kept, never served).
 
     Returns:
         The records of every configuration, in the order given.
@@ -166,7 +168,7 @@ def run_sweep(
         finally:
             bars.close()
     if compact:
-        store.compact()
+        store.compact(drop_stale=drop_stale)
     if failures:
         lines = "\n".join(f"  {key}: {err}" for key, err in failures)
         raise RuntimeError(f"{len(failures)} trial(s) failed (finished trials are kept):\n{lines}")

@@ -240,8 +240,9 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
-            if self.auto_discount and last == 0:  # score every discount on a lone new observation before it joins;
-                # rows observed together (an initial design) say nothing about change over time
+            # score every discount on a lone new observation before it joins; rows observed together
+            # (an initial design) say nothing about change over time
+            if self.auto_discount and X.shape[0] == 1:
                 k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
                 m = train_X.shape[0]
                 ages = self.ages(torch.arange(m, device=x.device), m)
