@@ -2,13 +2,22 @@
 
 Usage: python benchmarks/bench_gp_ucb.py [--t 500] [--n 100] [--repeats 5]
 
-Each policy is restored (``load_state_dict``) to a history of ``t − 1`` observations on the
-100-point grid of [Deng2022], Sec. 6 (SE, ℓ = 0.2), and one round (``select`` + ``update``) is timed
-(median of ``--repeats``). The floor is one ``t × t`` float64 Cholesky plus one triangular solve
-with ``n`` right-hand sides, timed in the same run: the linear algebra any exact GP posterior over
-the candidates needs. A round rebuilds the BoTorch model (every noise changes for WGP-UCB), so it
-costs a Cholesky for the mean cache, one for the covariance cache, one for the information gain
-of ``β_t``, and the batched ``N × 1 × d`` acquisition evaluation.
+Each policy is restored (``load_state_dict``) to a history of ``t − 3`` observations on the
+100-point grid of [Deng2022], Sec. 6 (SE, ℓ = 0.2), plays two rounds, and then ``--repeats``
+consecutive rounds (``select`` + ``update``) are timed; the median is reported. The floor is one
+``t × t`` float64 Cholesky plus one triangular solve with ``n`` right-hand sides, timed in the same
+run: the linear algebra any exact GP posterior over the candidates needs.
+
+Two selection paths, same run:
+
+- ``factored`` (the policies' own): BoTorch's ``UpperConfidenceBound`` over a
+  :class:`~torch_advbandit.factored_gp.FactoredGP` — one Cholesky factor of the training
+  covariance per round (bordered by a row when only a row was added, as for IGP-UCB), reused for
+  the mean, the variance and IGP-UCB's ``γ_t``; WGP-UCB's double-weighted ``γ̄_t`` is a second
+  factorisation of a different matrix.
+- ``SingleTaskGP``: the same acquisition over the policy's ``model()``, a ``SingleTaskGP`` rebuilt
+  each round (GPyTorch factorises the covariance for the mean cache and again for the variance),
+  with ``γ_t`` factorised on its own.
 """
 
 from __future__ import annotations
@@ -37,21 +46,26 @@ def floor_seconds(t: int, n: int, repeats: int) -> float:
     return statistics.median(times)
 
 
-def round_seconds(name: str, t: int, n: int, repeats: int) -> float:
+def round_seconds(name: str, t: int, n: int, repeats: int, path: str = "factored") -> tuple[float, int]:
+    """Median seconds of ``repeats`` consecutive rounds from ``t − 1`` observations, and the model size then."""
     X = torch.linspace(0, 1, n, dtype=torch.float64).unsqueeze(-1)
-    policy = make_drift_policy(name, X, max(t, 3), 0.05, 1.0, torch.Generator().manual_seed(0))
+    policy = make_drift_policy(name, X, t + repeats, 0.05, 1.0, torch.Generator().manual_seed(0))
+    if path == "SingleTaskGP":
+        policy.selection_model = policy.model  # the BoTorch model, factorised by GPyTorch each call
     g = torch.Generator().manual_seed(1)
-    idx = torch.randint(n, (t - 1,), generator=g)
+    idx = torch.randint(n, (t - 3,), generator=g)
     state = policy.state_dict()
-    state.update(t=t - 1, train_X=X[idx], rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(t - 1, generator=g))
+    state.update(t=t - 3, train_X=X[idx], rewards=torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(t - 3, generator=g))
+    policy.load_state_dict(state)
     times = []
-    for _ in range(repeats + 1):
-        policy.load_state_dict(state)
+    for r in range(repeats + 2):
         start = time.perf_counter()
         i = policy.select()
-        policy.update(i, 0.0)
+        policy.update(i, float(torch.sin(6 * X[i, 0])))
         times.append(time.perf_counter() - start)
-    return statistics.median(times[1:])
+        if r == 1:
+            size = int(policy.diagnostics()["model_size"])
+    return statistics.median(times[2:]), size
 
 
 def main() -> None:
@@ -63,15 +77,12 @@ def main() -> None:
     print(f"machine: {machine_info()}\n")
     floor = floor_seconds(args.t, args.n, args.repeats)
     print(f"floor: chol({args.t}) + trsm({args.t} × {args.n}) = {floor:.4f} s\n")
-    print("| algorithm | t | observations in the model | s / round | round / floor |\n|---|---|---|---|---|")
+    print("| algorithm | t | observations in the model | path | s / round | round / floor |")
+    print("|---|---|---|---|---|---|")
     for name, label in DRIFT_POLICY_LABELS.items():
-        seconds = round_seconds(name, args.t, args.n, args.repeats)
-        X = torch.linspace(0, 1, args.n, dtype=torch.float64).unsqueeze(-1)
-        policy = make_drift_policy(name, X, max(args.t, 3), 0.05, 1.0, torch.Generator())
-        size = min(args.t - 1, getattr(policy, "window", None) or args.t - 1)
-        if hasattr(policy, "period"):
-            size = (args.t - 1) % policy.period
-        print(f"| {label} | {args.t} | {size} | {seconds:.4f} | {seconds / floor:.1f} |")
+        for path in ("SingleTaskGP", "factored"):
+            seconds, size = round_seconds(name, args.t, args.n, args.repeats, path)
+            print(f"| {label} | {args.t} | {size} | {path} | {seconds:.4f} | {seconds / floor:.1f} |")
 
 
 if __name__ == "__main__":

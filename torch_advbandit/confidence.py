@@ -59,9 +59,9 @@ def weighted_information_gain(K: torch.Tensor, log_weights: torch.Tensor, lam: f
     """
     if K.shape[-1] == 0:
         return 0.0
-    u = log_weights.exp()
-    A = (u.unsqueeze(-1) * K * u.unsqueeze(-2)) / lam
-    A.diagonal().add_(1.0)
+    u = (log_weights - 0.5 * math.log(lam)).exp()  # U/√λ: one t × t product, scaled in place
+    A = K * u.unsqueeze(-1)
+    A.mul_(u.unsqueeze(-2)).diagonal().add_(1.0)
     return float(torch.linalg.cholesky(A).diagonal().log().sum())
 
 

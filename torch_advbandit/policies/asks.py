@@ -10,6 +10,9 @@ own selections; the Exp3 family's importance weights need ``x_t ~ P_t``, so it k
 from __future__ import annotations
 
 import torch
+from botorch.acquisition import qUpperConfidenceBound
+from botorch.optim import optimize_acqf_discrete
+from botorch.sampling import SobolQMCNormalSampler
 
 from .._validation import check_index, check_int, check_reward
 
@@ -96,3 +99,32 @@ class AnyRowsMixin:
             answered += hits[:1]
         like = self.candidates
         self._take_rows(X, torch.tensor(rewards, dtype=like.dtype, device=like.device), answered)
+
+    def _draw_batch(self, q: int) -> torch.Tensor:
+        """``q`` distinct new points: BoTorch's ``qUpperConfidenceBound`` with the pending points as
+        ``X_pending``, maximised greedily over the other candidates by ``optimize_acqf_discrete``
+        (quasi-MC with a seed drawn from the policy's generator); uniform draws without a model."""
+        pending = self._pending_list()
+        free = torch.ones(self.n, dtype=torch.bool, device=self.candidates.device)
+        free[pending] = False
+        choices = free.nonzero().squeeze(-1)
+        if choices.numel() < q:
+            raise ValueError(f"q = {q} asks exceed the {choices.numel()} candidates not pending")
+        model = self.selection_model()
+        if model is None:
+            order = torch.randperm(choices.numel(), generator=self.generator, device=choices.device)
+            return choices[order[:q]]
+        beta = self.confidence_width(model)
+        self.last_beta = beta
+        seed = int(torch.randint(2**31 - 1, (), generator=self.generator, device=self.generator.device))
+        X_pending = self.candidates[pending] if pending else None
+        acqf = qUpperConfidenceBound(
+            model, beta=beta**2, sampler=SobolQMCNormalSampler(torch.Size([256]), seed=seed), X_pending=X_pending
+        )
+        with torch.no_grad():
+            best, _ = optimize_acqf_discrete(
+                acqf, q=q, choices=self.candidates[choices], max_batch_size=self.chunk_size, unique=True
+            )
+        rows = best.to(self.candidates)
+        hits = (self.candidates[choices].unsqueeze(0) == rows.unsqueeze(1)).all(-1).float().argmax(-1)
+        return choices[hits]

@@ -15,14 +15,14 @@ import math
 from typing import Any
 
 import torch
-from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
+from botorch.acquisition import UpperConfidenceBound
 from botorch.optim import optimize_acqf_discrete
-from botorch.sampling import SobolQMCNormalSampler
 from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
 from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, weighted_stats
+from ..factored_gp import CholeskyCache, FactoredGP
 from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from .adaptation import adapted_state, chosen_discount, discount_scores, fit_hyperparameters
@@ -124,6 +124,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self._gram = torch.empty(0, 0, dtype=like.dtype, device=like.device)
         self._gram_start = 0
         self.last_beta = float("nan")
+        self._factors = CholeskyCache()  # derived from the state, never part of it
 
     # -- what distinguishes the algorithms ---------------------------------------------------------
     def first_position(self, m: int) -> int:
@@ -164,69 +165,70 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         positions = self.training_set() if positions is None else positions
         if positions.numel() and int(positions.min()) < self._gram_start:
             raise ValueError(f"positions before {self._gram_start} left every future training set")
-        rows = positions - self._gram_start
-        K = self._gram[rows][:, rows]
+        K = self._kept_block(positions)
         return weighted_information_gain(K, age_log_weights(self.ages(positions), self.discount), self.lam)
 
-    def confidence_width(self) -> float:
-        """``β_t`` for the next selection (``beta`` override or theory), times ``beta_scale``."""
-        base = self.beta if self.beta is not None else self.theory_beta(self.information_gain())
-        return self.beta_scale * base
+    def _kept_block(self, positions: torch.Tensor) -> torch.Tensor:
+        """Kernel matrix of the observations at ``positions`` (all ``≥ _gram_start``): a view for a contiguous run."""
+        rows = positions - self._gram_start
+        if rows.numel() and int(rows[-1] - rows[0]) + 1 == rows.numel():
+            return self._gram[int(rows[0]) : int(rows[-1]) + 1, int(rows[0]) : int(rows[-1]) + 1]
+        return self._gram[rows][:, rows]
 
-    def model(self):
-        """The BoTorch ``SingleTaskGP`` of this round, or ``None`` when no observation is handed over."""
+    def confidence_width(self, model: FactoredGP | None = None) -> float:
+        """``β_t`` for the next selection (``beta`` override or theory), times ``beta_scale``.
+
+        With ``η = 1`` and raw outcomes, ``γ_t = ½ log det(I + λ⁻¹K)`` is read off ``model``'s factor
+        of ``K + λI`` (:meth:`selection_model`) instead of a factorisation of its own.
+        """
+        if self.beta is not None:
+            return self.beta_scale * self.beta
+        m, plain = self.training_set().numel(), self.discount == 1.0 and not self.standardize
+        if plain and isinstance(model, FactoredGP) and model.train_X.shape[0] == m:  # its factor is K + λI
+            return self.beta_scale * self.theory_beta(model.half_log_det() - 0.5 * m * math.log(self.lam))
+        return self.beta_scale * self.theory_beta(self.information_gain())
+
+    def _model_data(self):
+        """``(positions, X, Y, noise)`` handed to the model, ``Y`` and ``noise`` (``Tensor[m]``) on the model's
+        scale; ``None`` without observations."""
         positions = self.training_set()
         if positions.numel() == 0:
             return None
         keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
         positions = positions[keep]
-        X, Y = self.train_X[positions], self.rewards[positions]
+        X, Y, noise = self.train_X[positions], self.rewards[positions], noise.squeeze(-1)
         if self.standardize:
-            mean, std = weighted_stats(Y, (self.lam / noise.squeeze(-1)).log())
+            mean, std = weighted_stats(Y, (self.lam / noise).log())
             Y, noise = (Y - mean) / std, noise / std**2
-        return fixed_noise_gp(X, Y.unsqueeze(-1), noise, self.kernel, self.mean_constant)
+        return positions, X, Y, noise
+
+    def model(self):
+        """The BoTorch ``SingleTaskGP`` of this round, or ``None`` when no observation is handed over."""
+        if (data := self._model_data()) is None:
+            return None
+        return fixed_noise_gp(data[1], data[2].unsqueeze(-1), data[3].unsqueeze(-1), self.kernel, self.mean_constant)
+
+    def selection_model(self) -> FactoredGP | None:
+        """:meth:`model`'s posterior as a :class:`~torch_advbandit.factored_gp.FactoredGP` (what selections use):
+        one Cholesky factor of the kept kernel matrix plus noise, bordered by a row when only a row was added."""
+        if (data := self._model_data()) is None:
+            return None
+        positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
+        L = self._factors.factor(self._kept_block(positions), noise)
+        return FactoredGP(X, Y, self.kernel, L, mean_constant=self.mean_constant, new_noise=float(noise[-1]))
 
     def _draw(self) -> int:
-        model = self.model()
+        model = self.selection_model()
         if model is None:
             self.last_beta = float("nan")
             return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
-        beta = self.confidence_width()
+        beta = self.confidence_width(model)
         self.last_beta = beta
         acqf = UpperConfidenceBound(model, beta=beta**2)
         with torch.no_grad():
             best, _ = optimize_acqf_discrete(acqf, q=1, choices=self.candidates, max_batch_size=self.chunk_size)
         hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
         return int(hits[0, 0])
-
-    def _draw_batch(self, q: int) -> torch.Tensor:
-        """``q`` distinct new points: BoTorch's ``qUpperConfidenceBound`` with the pending points as
-        ``X_pending``, maximised greedily over the other candidates by ``optimize_acqf_discrete``
-        (quasi-MC with a seed drawn from the policy's generator); uniform draws without a model."""
-        pending = self._pending_list()
-        free = torch.ones(self.n, dtype=torch.bool, device=self.candidates.device)
-        free[pending] = False
-        choices = free.nonzero().squeeze(-1)
-        if choices.numel() < q:
-            raise ValueError(f"q = {q} asks exceed the {choices.numel()} candidates not pending")
-        model = self.model()
-        if model is None:
-            order = torch.randperm(choices.numel(), generator=self.generator, device=choices.device)
-            return choices[order[:q]]
-        beta = self.confidence_width()
-        self.last_beta = beta
-        seed = int(torch.randint(2**31 - 1, (), generator=self.generator, device=self.generator.device))
-        X_pending = self.candidates[pending] if pending else None
-        acqf = qUpperConfidenceBound(
-            model, beta=beta**2, sampler=SobolQMCNormalSampler(torch.Size([256]), seed=seed), X_pending=X_pending
-        )
-        with torch.no_grad():
-            best, _ = optimize_acqf_discrete(
-                acqf, q=q, choices=self.candidates[choices], max_batch_size=self.chunk_size, unique=True
-            )
-        rows = best.to(self.candidates)
-        hits = (self.candidates[choices].unsqueeze(0) == rows.unsqueeze(1)).all(-1).float().argmax(-1)
-        return choices[hits]
 
     def _update(self, index: int, reward: float) -> None:
         self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
