@@ -138,17 +138,63 @@ def test_fitted_policy_learns_the_scale_and_the_lengthscales():
     assert twin.select() == policy.select() and torch.equal(twin.kernel.base_kernel.lengthscale, ls.unsqueeze(0))
 
 
-def _auto_run(values, seed=0):
-    """WGP-UCB with discount='auto' on a 1-D grid, the rewards ``values[t](x)`` noiseless."""
+def _auto_run(values, seed=0, fitted=False, policy_out=None):
+    """WGP-UCB with discount='auto' on a 1-D grid, the rewards ``values[t](x)`` (noise 0.05 when fitted)."""
     X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
     policy = WGPUCB(X, make_kernel("se", 1, 0.15), len(values), discount="auto", lam=1e-3, beta=1.0,
-                    generator=torch.Generator().manual_seed(seed))  # fmt: skip
+                    fit_hyperparameters=fitted, generator=torch.Generator().manual_seed(seed))  # fmt: skip
+    noise = torch.Generator().manual_seed(seed + 1)
     chosen = []
     for f in values:
         i = policy.select()
-        policy.update(i, float(f(X[i, 0])))
+        policy.update(i, float(f(X[i, 0])) + (0.05 * float(torch.randn((), generator=noise)) if fitted else 0.0))
         chosen.append(policy.discount)
+    if policy_out is not None:
+        policy_out.append(policy)
     return chosen
+
+
+def test_fitted_auto_discount_is_calibrated_keeps_everything_when_stationary_and_forgets_a_jump():
+    out = []
+    chosen = _auto_run([lambda x: math.sin(6 * x)] * 30 + [lambda x: -2 * math.sin(6 * x)] * 10, fitted=True,
+                       policy_out=out)  # fmt: skip
+    assert chosen[20:30] == [1.0] * 10  # stationary: all the data
+    assert min(chosen[30:36]) <= 0.85  # a short memory within a few rounds of the jump
+    policy = out[0]
+    assert not torch.equal(policy.discount_calibration, torch.ones(len(AUTO_DISCOUNTS), dtype=DT))
+    state = policy.state_dict()
+    assert torch.equal(state["discount_calibration"], policy.discount_calibration)
+    X = policy.candidates
+    twin = WGPUCB(X, make_kernel("se", 1, 0.15), 40, discount="auto", lam=1e-3, beta=1.0, fit_hyperparameters=True,
+                  generator=torch.Generator().manual_seed(9))  # fmt: skip
+    twin.load_state_dict(state)
+    assert torch.equal(twin.discount_calibration, policy.discount_calibration)
+    bad = dict(state, discount_calibration=-policy.discount_calibration)
+    with pytest.raises(ValueError, match="discount_calibration"):
+        twin.load_state_dict(bad)
+    assert torch.equal(twin.discount_calibration, policy.discount_calibration)  # unchanged
+
+
+def test_discount_scores_use_the_calibration_before_the_observation_and_then_update_it():
+    from torch_advbandit.discount_selection import CALIBRATION_MEMORY, SCORE_MEMORY
+    from torch_advbandit.policies.adaptation import discount_scores
+
+    X = torch.linspace(0, 1, 6, dtype=DT).unsqueeze(-1)
+    Y, ages, k = torch.sin(4 * X.squeeze(-1)), torch.arange(5, -1, -1, dtype=DT), make_kernel("se", 1, 0.3)
+    K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, X[:1] + 0.05).squeeze(-1)
+    scores = torch.linspace(-1, 1, len(AUTO_DISCOUNTS), dtype=DT)
+    calibration = torch.linspace(0.5, 3, len(AUTO_DISCOUNTS), dtype=DT)
+    new, c = discount_scores(scores, calibration, K, k_new, 1.0, Y, ages, 0.3, 0.01, standardize=True, calibrate=True)
+    for j, eta in enumerate(AUTO_DISCOUNTS):
+        lp, z2 = predictive_log_likelihood(K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=True,
+                                           variance_scale=float(calibration[j]))  # fmt: skip
+        assert float(new[j]) == pytest.approx(SCORE_MEMORY * float(scores[j]) + lp, rel=1e-12)
+        assert float(c[j]) == pytest.approx(CALIBRATION_MEMORY * float(calibration[j]) + (1 - CALIBRATION_MEMORY) * z2)
+    plain, same = discount_scores(scores, calibration, K, k_new, 1.0, Y, ages, 0.3, 0.01, standardize=True)
+    assert torch.equal(same, calibration)  # uncalibrated: c_η = 1, the calibration untouched
+    for j, eta in enumerate(AUTO_DISCOUNTS):
+        lp, _ = predictive_log_likelihood(K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=True)
+        assert float(plain[j]) == pytest.approx(SCORE_MEMORY * float(scores[j]) + lp, rel=1e-12)
 
 
 def test_auto_discount_keeps_everything_on_a_stationary_objective():
@@ -193,7 +239,10 @@ def test_predictive_log_likelihood_is_the_gaussian_density():
     x = X[:1] + 0.05
     K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, x).squeeze(-1)
     for eta, standardize in [(1.0, False), (0.8, False), (0.8, True)]:
-        lp = predictive_log_likelihood(K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=standardize)
+        lp, z2 = predictive_log_likelihood(K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=standardize)
+        scaled, z2_again = predictive_log_likelihood(
+            K, k_new, 1.0, Y, ages, 0.3, 0.01, eta, standardize=standardize, variance_scale=2.5
+        )
         y, mean, std = Y, 0.0, 1.0
         if standardize:
             w = eta**ages
@@ -203,6 +252,9 @@ def test_predictive_log_likelihood_is_the_gaussian_density():
         post = model.posterior(x)  # the dense BoTorch posterior, independently
         mu, var = mean + std * float(post.mean), std**2 * float(post.variance) + 0.01
         assert lp == pytest.approx(-0.5 * (math.log(2 * math.pi * var) + (0.3 - mu) ** 2 / var), rel=1e-9)
+        assert z2 == z2_again == pytest.approx((0.3 - mu) ** 2 / var, rel=1e-9)
+        wide = 2.5 * var  # a calibrated predictive: the variance scaled
+        assert scaled == pytest.approx(-0.5 * (math.log(2 * math.pi * wide) + (0.3 - mu) ** 2 / wide), rel=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ PINNED = {
     "wgp_auto_fitted@1": "29b03a7998031973",
     "wgp_auto_fitted@2": "66bdd6c771ea9889",
     "wgp_auto_fitted@3": "29b03a7998031973",
+    "wgp_auto_fitted@4": "3855651dcb5b728e",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",

@@ -5,7 +5,9 @@ Before each observation ``y_t`` joins the history, every discount ``η`` of a gr
 with discount ``η`` on the observations so far. Each discount keeps an exponentially forgetting
 score ``S_η ← ρ·S_η + log p_η(y_t)`` and the policy uses ``argmax_η S_η`` (ties to the larger
 ``η``); with fitted hyperparameters, the largest ``η`` whose score is within ``AUTO_MARGIN = 3``
-nats of the best. Rows observed together (an initial design) are not scored: they say nothing
+nats of the best, each predictive variance scaled by ``c_η``, the running mean of that discount's
+past ``z² = (y − μ̃_η)²/(σ̃²_η + λ)`` (a freshly fitted model is over-confident; calibrated, the
+discounts compete on how well they predict). Rows observed together (an initial design) are not scored: they say nothing
 about change over time. This is forgetting-factor selection by one-step-ahead predictive
 likelihood, the rule of dynamic model averaging [Raftery2010] applied to the discount of the
 weighted GP: on a stationary objective ``η = 1`` predicts best and keeps all the data; after a
@@ -31,6 +33,9 @@ SCORE_MEMORY = 0.9
 #: whose score is within this many nats of the best: prior odds of ``e³ ≈ 20`` for the longer memory,
 #: so a model that is merely over-confident (few points, freshly fitted) does not make it forget.
 AUTO_MARGIN = 3.0
+#: ``ρ_c``, the forgetting of each discount's variance calibration ``c_η`` (running mean of ``z²``),
+#: used with fitted hyperparameters.
+CALIBRATION_MEMORY = 0.9
 
 
 def weighted_stats(Y: torch.Tensor, log_weights: torch.Tensor) -> tuple[float, float]:
@@ -63,8 +68,10 @@ def predictive_log_likelihood(
     *,
     standardize: bool = False,
     prior_mean: float = 0.0,
-) -> float:
-    """``log N(y_new; μ̃(x_new), σ̃²(x_new) + λ)`` under the weighted GP with ``discount`` on past data.
+    variance_scale: float = 1.0,
+) -> tuple[float, float]:
+    """``(log N(y_new; μ̃, c·v), z²)`` under the weighted GP with ``discount`` on past data: ``μ̃ = μ̃(x_new)``,
+    ``v = σ̃²(x_new) + λ`` the predictive variance, ``c`` = ``variance_scale``, ``z² = (y_new − μ̃)²/v``.
 
     The posterior is computed directly from the kernel values the policy keeps (one Cholesky of
     ``K + diag(λ·η^{-age})``), with no model object:
@@ -78,6 +85,7 @@ def predictive_log_likelihood(
         standardize: model the outcomes standardised with the ``η^{age}``-weighted mean and std
             (the kernel is then in standardised units, as in the policy's model).
         prior_mean: the GP's constant prior mean, in the model's units.
+        variance_scale: ``c > 0``, the calibration of the predictive variance (1: none).
 
     Example:
         >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
@@ -85,8 +93,9 @@ def predictive_log_likelihood(
         >>> X = torch.linspace(0, 1, 5, dtype=torch.float64).unsqueeze(-1)
         >>> ages = torch.arange(4, -1, -1, dtype=torch.float64)
         >>> K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, X[2:3]).squeeze(-1)
-        >>> predictive_log_likelihood(K, k_new, 1.0, X.squeeze(-1), ages, 0.5, 0.01, 1.0) > 0
-        True
+        >>> log_p, z2 = predictive_log_likelihood(K, k_new, 1.0, X.squeeze(-1), ages, 0.5, 0.01, 1.0)
+        >>> log_p > 0, z2 < 1
+        (True, True)
     """
     keep, noise = discounted_noise(ages, discount, lam)
     noise = noise.squeeze(-1)
@@ -100,4 +109,5 @@ def predictive_log_likelihood(
     v = torch.linalg.solve_triangular(L, k_new.unsqueeze(-1), upper=False).squeeze(-1)
     mu = mean + std * (prior_mean + float(k_new @ a))
     var = std**2 * max(prior_variance - float(v @ v), 0.0) + lam
-    return -0.5 * (math.log(2 * math.pi * var) + (y_new - mu) ** 2 / var)
+    z2 = (y_new - mu) ** 2 / var
+    return -0.5 * (math.log(2 * math.pi * variance_scale * var) + z2 / variance_scale), z2

@@ -36,7 +36,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann6": 1,
     "levy4": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 3,  # 2: one fit for rows observed together; 3: design rows not scored, margin
+    "wgp_auto_fitted": 4,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated
     "wgp_fixed_fitted": 1,
     "sw_fitted": 1,
     "restart_fitted": 1,

@@ -17,12 +17,13 @@ from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
 from .._validation import check_positive, check_unit_interval
-from ..discount_selection import AUTO_DISCOUNTS, SCORE_MEMORY, predictive_log_likelihood
+from ..discount_selection import AUTO_DISCOUNTS, CALIBRATION_MEMORY, SCORE_MEMORY, predictive_log_likelihood
 from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
 
 
 def discount_scores(
     scores: torch.Tensor,
+    calibration: torch.Tensor,
     K: torch.Tensor,
     k_new: torch.Tensor,
     prior_variance: float,
@@ -33,32 +34,42 @@ def discount_scores(
     *,
     standardize: bool,
     prior_mean: float = 0.0,
-) -> torch.Tensor:
-    """``S_η ← ρ·S_η + log p_η(y_new)`` for every ``η`` of :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`.
+    calibrate: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``S_η ← ρ·S_η + log N(y_new; μ̃_η, c_η·v_η)`` for every ``η`` of
+    :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`, and ``c_η ← ρ_c·c_η + (1 − ρ_c)·z²_η``.
 
-    ``scores`` is ``Tensor[len(AUTO_DISCOUNTS)]`` (returned anew); ``K``, ``k_new``, ``Y``, ``ages``
-    describe the past observations (:func:`~torch_advbandit.discount_selection.predictive_log_likelihood`);
-    with none, the scores are unchanged.
+    ``scores`` and ``calibration`` (``c_η``, the running mean of each discount's ``z² = (y − μ̃)²/v``
+    before this observation, ones at first) are ``Tensor[len(AUTO_DISCOUNTS)]``, returned anew; with
+    ``calibrate=False`` every ``c_η`` is taken as 1 and ``calibration`` is returned unchanged.
+    ``K``, ``k_new``, ``Y``, ``ages`` describe the past observations
+    (:func:`~torch_advbandit.discount_selection.predictive_log_likelihood`); with none, both are unchanged.
 
     Example:
         >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
         >>> k, X = make_kernel("se", 1), torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)
         >>> K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, X[:1]).squeeze(-1)
         >>> ages = torch.arange(3, -1, -1, dtype=torch.float64)
-        >>> s = discount_scores(torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64), K, k_new, 1.0,
-        ...                     X.squeeze(-1), ages, 0.0, 0.01, standardize=False)
-        >>> s.shape
-        torch.Size([7])
+        >>> zeros, ones = torch.zeros(7, dtype=torch.float64), torch.ones(7, dtype=torch.float64)
+        >>> s, c = discount_scores(zeros, ones, K, k_new, 1.0, X.squeeze(-1), ages, 0.0, 0.01, standardize=False,
+        ...                        calibrate=True)
+        >>> s.shape, bool((c < 1).all())
+        (torch.Size([7]), True)
     """
     if Y.numel() == 0:
-        return scores.clone()
+        return scores.clone(), calibration.clone()
+    scale = calibration.tolist() if calibrate else [1.0] * len(AUTO_DISCOUNTS)
     new = [
         predictive_log_likelihood(
-            K, k_new, prior_variance, Y, ages, y_new, lam, eta, standardize=standardize, prior_mean=prior_mean
+            K, k_new, prior_variance, Y, ages, y_new, lam, eta, standardize=standardize, prior_mean=prior_mean,
+            variance_scale=c,
         )
-        for eta in AUTO_DISCOUNTS
-    ]
-    return SCORE_MEMORY * scores + torch.tensor(new, dtype=scores.dtype, device=scores.device)
+        for eta, c in zip(AUTO_DISCOUNTS, scale, strict=True)
+    ]  # fmt: skip
+    log_p, z2 = (torch.tensor(v, dtype=scores.dtype, device=scores.device) for v in zip(*new, strict=True))
+    if calibrate:
+        calibration = CALIBRATION_MEMORY * calibration + (1.0 - CALIBRATION_MEMORY) * z2
+    return SCORE_MEMORY * scores + log_p, calibration.clone()
 
 
 def chosen_discount(scores: torch.Tensor, margin: float = 0.0) -> float:
@@ -129,8 +140,9 @@ def fit_hyperparameters(
 
 def adapted_state(
     state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool
-) -> tuple[Kernel, float, float, torch.Tensor, float]:
-    """Check and rebuild the adapted ``(kernel, λ, discount, scores, mean constant)`` of a saved GP-UCB state.
+) -> tuple[Kernel, float, float, tuple[torch.Tensor, torch.Tensor], float]:
+    """Check and rebuild the adapted ``(kernel, λ, discount, (scores, calibration), mean constant)`` of a saved
+    GP-UCB state (a state without ``discount_calibration`` gets ones).
 
     ``kernel`` is the policy's (its structure receives the saved hyperparameters); raises
     ``ValueError`` naming the key that does not fit.
@@ -152,6 +164,11 @@ def adapted_state(
         raise ValueError(f"state['discount_scores'] must be a tensor of shape ({len(AUTO_DISCOUNTS)},)")
     if not bool(torch.isfinite(scores).all()):
         raise ValueError("state['discount_scores'] must be finite")
+    calibration = state.get("discount_calibration", torch.ones_like(scores))
+    if not isinstance(calibration, torch.Tensor) or calibration.shape != scores.shape:
+        raise ValueError(f"state['discount_calibration'] must be a tensor of shape ({len(AUTO_DISCOUNTS)},)")
+    if not bool((torch.isfinite(calibration) & (calibration > 0)).all()):
+        raise ValueError("state['discount_calibration'] must be finite and positive")
     restored = frozen_kernel(kernel, candidates)
     try:
         restored.load_state_dict(state["kernel_state"])
@@ -161,4 +178,5 @@ def adapted_state(
     constant = state["mean_constant"]
     if isinstance(constant, bool) or not isinstance(constant, (int, float)) or not math.isfinite(constant):
         raise ValueError(f"state['mean_constant'] must be a finite number, got {constant!r}")
-    return restored, lam, discount, scores.to(dtype=torch.float64, device="cpu").clone(), float(constant)
+    scores, calibration = (v.to(dtype=torch.float64, device="cpu").clone() for v in (scores, calibration))
+    return restored, lam, discount, (scores, calibration), float(constant)

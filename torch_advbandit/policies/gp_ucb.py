@@ -111,6 +111,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self.fit_every = check_int(fit_every, "fit_every", minimum=1)
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
+        self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
         self.kernel_scale = float(kernel_diag(self.kernel, self.candidates).max())
         self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
         self.beta_scale = check_width(beta_scale, "beta_scale", allow_zero=False)
@@ -237,7 +238,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         """Append observations ``(X, Y)`` (``Tensor[k, d]``, ``Tensor[k]``) in order, adapting the discount
         and hyperparameters if asked and updating the kept kernel matrix; everything is computed
         first and assigned together at the end."""
-        kernel, lam, discount, scores = self.kernel, self.lam, self.discount, self.discount_scores
+        kernel, lam, discount = self.kernel, self.lam, self.discount
+        scores, calibration = self.discount_scores, self.discount_calibration
         train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
@@ -245,13 +247,11 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             # score every discount on a lone new observation before it joins; rows observed together
             # (an initial design) say nothing about change over time
             if self.auto_discount and X.shape[0] == 1:
-                k_new = kernel_matrix(kernel, train_X, x).squeeze(-1)  # every observation is kept (η = 1)
-                m = train_X.shape[0]
-                ages = self.ages(torch.arange(m, device=x.device), m)
-                prior = float(kernel_diag(kernel, x))
-                scores = discount_scores(
-                    scores, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
-                    prior_mean=constant or 0.0,
+                ages = self.ages(torch.arange(train_X.shape[0], device=x.device))  # one row: train_X is self's
+                k_new, prior = kernel_matrix(kernel, train_X, x).squeeze(-1), float(kernel_diag(kernel, x))
+                scores, calibration = discount_scores(
+                    scores, calibration, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
+                    prior_mean=constant or 0.0, calibrate=self.fit_hyperparameters,
                 )  # fmt: skip
                 discount = chosen_discount(scores, AUTO_MARGIN if self.fit_hyperparameters else 0.0)
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
@@ -261,8 +261,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             gram, start = self._grown(train_X, gram, start, kernel)
         scale = self.kernel_scale if kernel is self.kernel else float(kernel_diag(kernel, self.candidates).max())
         self.train_X, self.rewards, self._gram_start, self._gram = train_X, rewards, start, gram
-        self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
-        self.discount, self.discount_scores, self.mean_constant = discount, scores, constant
+        self.kernel, self.lam, self.kernel_scale, self.mean_constant = kernel, lam, scale, constant
+        self.discount, self.discount_scores, self.discount_calibration = discount, scores, calibration
 
     def _fit_due(self, train_X, rewards, discount, m0):
         """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
@@ -299,12 +299,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` used by the latest selection and ``model_size`` (observations handed to the model)."""
-        return {
-            "beta": self.last_beta,
-            "model_size": float(self.training_set().numel()),
-            "discount": self.discount,
-            "lam": self.lam,
-        }
+        size = float(self.training_set().numel())
+        return {"beta": self.last_beta, "model_size": size, "discount": self.discount, "lam": self.lam}
 
     @property
     def _adapts(self) -> bool:
@@ -315,6 +311,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         if self._adapts:  # what the data taught: discount, its scores, λ and the kernel's hyperparameters
             kernel_state = {k: v.detach().clone() for k, v in self.kernel.state_dict().items()}
             state.update(discount=self.discount, discount_scores=self.discount_scores.clone())
+            state.update(discount_calibration=self.discount_calibration.clone())
             state.update(lam=self.lam, kernel_state=kernel_state, mean_constant=self.mean_constant or 0.0)
         return state
 
@@ -329,8 +326,8 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             raise ValueError("state['train_X'] and state['rewards'] must be finite")
         train_X = train_X.to(self.candidates).clone()
         rewards = rewards.to(self.candidates).clone()
-        kernel, lam, discount, scores = self.kernel, self.lam, self.discount, self.discount_scores
-        constant = self.mean_constant
+        kernel, lam, discount, constant = self.kernel, self.lam, self.discount, self.mean_constant
+        scores = (self.discount_scores, self.discount_calibration)
         if self._adapts:
             adapted = adapted_state(state, self.kernel, self.candidates, self.auto_discount)
             kernel, lam, discount, scores, constant = adapted
@@ -344,6 +341,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             self.train_X, self.rewards = train_X, rewards
             self._gram_start, self._gram = start, gram
             self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
-            self.discount, self.discount_scores, self.mean_constant = discount, scores, constant
+            self.discount, (self.discount_scores, self.discount_calibration) = discount, scores
+            self.mean_constant = constant
 
         return install
