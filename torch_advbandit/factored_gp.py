@@ -94,10 +94,6 @@ class CholeskyCache:
         self._last = (K, noise, L)
         return L
 
-    def clear(self) -> None:
-        """Forget the kept factor."""
-        self._last = None
-
 
 class FactoredGP(Model):
     """Exact GP posterior on ``(train_X, train_Y)`` from the factor ``L Lᵀ = K + diag(noise)``.
