@@ -24,7 +24,7 @@ PINNED = {
     "wgp_auto_fitted@1": "29b03a7998031973",
     "wgp_auto_fitted@2": "66bdd6c771ea9889",
     "wgp_auto_fitted@3": "29b03a7998031973",
-    "wgp_auto_fitted@4": "3855651dcb5b728e",
+    "wgp_auto_fitted@4": "fc0c5a18af9e6e41",  # 24 drifting rounds (versions 1-3: 8 abrupt rounds)
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",
@@ -55,6 +55,8 @@ def digest(record) -> str:
 def tiny(component: str):
     if component in PROBLEM_NAMES:
         return BoTorchDriftTrialConfig(component, "abrupt", "sw_fitted", 0, horizon=8, num_candidates=64)
+    if component == "wgp_auto_fitted":  # long enough for the chosen discount and its calibration to matter
+        return BoTorchDriftTrialConfig("branin", "drift", component, 0, horizon=24, num_candidates=64)
     if component in BOTORCH_METHODS:
         return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=8, num_candidates=64)
     if component in SCENARIOS:
