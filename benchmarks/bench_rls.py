@@ -42,6 +42,15 @@ def timed_rounds(policy, X: torch.Tensor, rounds: int) -> tuple[float, list[floa
     return statistics.median(times), sizes
 
 
+def gemm_seconds(n: int, s: int) -> float:
+    """Seconds of one ``(n × s)·(s × s)`` float64 product (after a warm-up): the floor unit of an RLS round."""
+    A, B = torch.randn(n, s, dtype=torch.float64), torch.randn(s, s, dtype=torch.float64)
+    A @ B  # warm-up
+    start = time.perf_counter()
+    A @ B
+    return time.perf_counter() - start
+
+
 def grid(n: int) -> torch.Tensor:
     return torch.linspace(0, 1, n, dtype=torch.float64).unsqueeze(-1)
 
@@ -90,11 +99,7 @@ def main() -> None:
     print("\n### Setting 3 (n = 10 000, SE, T = 1000)\n", flush=True)
     rls_round, sizes = timed_rounds(make(RLSKernelizedExp3, X, "se"), X, args.rounds)
     s_mean = round(statistics.mean(sizes))
-    A, B = torch.randn(10_000, s_mean, dtype=torch.float64), torch.randn(s_mean, s_mean, dtype=torch.float64)
-    A @ B  # warm-up
-    start = time.perf_counter()
-    A @ B
-    gemm = time.perf_counter() - start
+    gemm = gemm_seconds(10_000, s_mean)
     print(f"floor unit: one (n × s_t)·(s_t × s_t) float64 product = {gemm:.3f} s (2·n·s_t² flops)\n")
     print("| algorithm | s / round | mean s_t | exact / RLS | round / floor unit |\n|---|---|---|---|---|")
     if not args.skip_exact:

@@ -19,24 +19,14 @@ import cProfile
 import io
 import pstats
 import statistics
-import time
 
-import torch
-from bench_rls import grid, make, timed_rounds
+from bench_rls import gemm_seconds, grid, make, timed_rounds
 
 from torch_advbandit import RLSKernelizedExp3
 from torch_advbandit.embedding import dictionary_basis
 from torch_advbandit.experiments.runner import machine_info
 
 LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
-
-
-def gemm_seconds(n: int, s: int) -> float:
-    A, B = torch.randn(n, s, dtype=torch.float64), torch.randn(s, s, dtype=torch.float64)
-    A @ B  # warm-up
-    start = time.perf_counter()
-    A @ B
-    return time.perf_counter() - start
 
 
 def main() -> None:
