@@ -1,6 +1,6 @@
-"""Cost of a kernelized Exp3 round in 6 dimensions: exact, low-rank and RLS-Nyström, derived parameters.
+"""Cost of a kernelized Exp3 round in 6 dimensions: exact, low-rank and RLS-Nyström, derived parameters; APG-Exp3.
 
-Usage: python benchmarks/bench_dimension.py [--sizes 1024 4096] [--rounds 5] [--d 6]
+Usage: python benchmarks/bench_dimension.py [--sizes 1024 4096] [--rounds 5] [--d 6] [--estimators exact apg]
 
 Candidates: ``n`` scrambled Sobol points of ``[0, 1]^d`` (seed 0), SE and Matérn-5/2 kernels with
 ``ℓ = 0.3·√d``, parameters derived from the candidate set for ``T = 1000``
@@ -8,7 +8,8 @@ Candidates: ``n`` scrambled Sobol points of ``[0, 1]^d`` (seed 0), SE and Matér
 rewards of a random RKHS function, then ``--rounds`` timed rounds (``probabilities`` + ``select``
 + ``update``); the median is reported with the setup time (derivation of the parameters, kernel
 matrix or pivoted Cholesky, ``π``), the rank or dictionary size, and the ratio to the same run's
-floor: one Cholesky of a dense ``n × n`` matrix.
+floor: one Cholesky of a dense ``n × n`` matrix. ``apg`` is APG-Exp3 with its own parameters (its
+setup: the Newton basis and the G-optimal design; its size: ``D_T``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 import torch
 from torch.quasirandom import SobolEngine
 
-from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
+from torch_advbandit import APGExp3, KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.kernels import kernel_matrix, make_kernel
 
 
@@ -43,6 +44,8 @@ def run(policy_name: str, X: torch.Tensor, kernel_name: str, rounds: int, warmup
     start = time.perf_counter()
     if policy_name == "rls":
         policy = RLSKernelizedExp3(X, kernel, 1000, generator=gen)
+    elif policy_name == "apg":
+        policy = APGExp3(X, kernel, 1000, generator=gen)
     else:
         estimator = "lowrank" if policy_name == "lowrank" else "exact"
         policy = KernelizedExp3(X, kernel, 1000, estimator=estimator, generator=gen)
@@ -60,7 +63,7 @@ def run(policy_name: str, X: torch.Tensor, kernel_name: str, rounds: int, warmup
         if t >= warmup:
             times.append(time.perf_counter() - begin)
     diag = policy.diagnostics()
-    size = diag.get("rank", diag.get("dictionary_size", float(X.shape[0])))
+    size = policy.num_features if policy_name == "apg" else diag.get("rank", diag.get("dictionary_size", X.shape[0]))
     return {"setup": setup, "round": statistics.median(times), "size": size}
 
 
@@ -70,6 +73,8 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=3)
+    names = ["exact", "lowrank", "rls", "apg"]
+    parser.add_argument("--estimators", nargs="+", choices=names, default=names)
     args = parser.parse_args()
     print(f"threads: {torch.get_num_threads()}, d = {args.d}, T = 1000 derived parameters")
     print("| n | kernel | estimator | setup s | s / round | rank or dictionary | round / Cholesky floor |")
@@ -78,7 +83,7 @@ def main() -> None:
         X = SobolEngine(args.d, scramble=True, seed=0).draw(n, dtype=torch.float64)
         floor = cholesky_floor(n)
         for kernel_name in ("se", "matern52"):
-            for name in ("exact", "lowrank", "rls"):
+            for name in args.estimators:
                 r = run(name, X, kernel_name, args.rounds, args.warmup)
                 print(
                     f"| {n} | {kernel_name} | {name} | {r['setup']:.2f} | {r['round']:.3g} | {r['size']:.0f} | "

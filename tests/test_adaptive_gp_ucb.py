@@ -324,3 +324,36 @@ def test_fitted_windowed_policies_run_across_their_boundaries(cls, memory):
         i = policy.select()
         policy.update(i, float(X[i, 0]))
     assert policy.t == 9
+
+
+def test_the_oracle_fits_only_the_rows_since_the_jump_and_is_vanilla_without_one():
+    """``botorch_oracle`` of the drifting benchmark: from the jump round ``t₀`` on, its choice is that of a
+    vanilla BoTorch loop that saw only the rows observed since ``t₀``; before ``t₀`` (and in a scenario
+    without a jump) it is vanilla BoTorch."""
+    from torch_advbandit.experiments.botorch_drift import BoTorchDriftTrialConfig, BoTorchUCB, problem_values
+
+    X, F = problem_values("branin", "abrupt", 8, 256)
+    design = torch.arange(0, 256, 40)  # 7 rows, observed at t = 0
+    t0 = design.numel() + 4
+    oracle = BoTorchUCB(X, 20, beta=2.0, forget_before=t0, generator=torch.Generator().manual_seed(0))
+    vanilla = BoTorchUCB(X, 20, beta=2.0, generator=torch.Generator().manual_seed(0))
+    for policy in (oracle, vanilla):
+        policy.observe(X[design], F[0, design].unsqueeze(-1))
+    since = []
+    for t in range(8):
+        i = oracle.select()
+        if t < 4:
+            assert i == vanilla.select()
+        elif since:  # the oracle's model: only the rows of rounds ≥ t₀
+            fresh = BoTorchUCB(X, 20, beta=2.0, generator=torch.Generator().manual_seed(0))
+            fresh.observe(X[since], F[t, since].unsqueeze(-1))
+            assert i == fresh.select(), f"round {t}"
+        oracle.update(i, float(F[t, i]))
+        if t < 4:
+            vanilla.update(i, float(F[t, i]))
+        else:
+            since.append(i)
+    assert oracle.row_rounds.tolist() == [0] * 7 + list(range(7, 15))
+    same = [BoTorchDriftTrialConfig("branin", "stationary", m, 0, horizon=6, num_candidates=64).run() for m in
+            ("botorch_ucb", "botorch_oracle")]  # fmt: skip
+    assert same[0].chosen == same[1].chosen and same[0].expected_regret == same[1].expected_regret

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.quasirandom import SobolEngine
 
-from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
+from torch_advbandit import APGExp3, KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.domains import discretize
 from torch_advbandit.kernels import KERNEL_NAMES, kernel_matrix, make_kernel
 from torch_advbandit.parameters import (
@@ -59,6 +59,11 @@ def test_derived_parameters_are_finite_and_in_range_in_any_dimension(name, d):
         p = derived_parameters(make_kernel(name, d), X, 200, algorithm=algorithm)
         assert all(math.isfinite(v) for v in p.values())
         assert p["eta"] > 0 and 0 < p["alpha"] < 1 and p["lam"] > 0 and p["beta"] > 0
+    # APG-Exp3's η = 0.5/sqrt(D_T·T), α = 0.1·η·D_T come from the set's Newton basis: never clipped
+    apg = APGExp3(X, make_kernel(name, d), 200, generator=torch.Generator().manual_seed(0))
+    D = apg.num_features
+    assert 1 <= D <= 64 and 0 < apg.alpha < 1
+    assert apg.eta == pytest.approx(0.5 / math.sqrt(D * 200)) and apg.alpha == pytest.approx(0.1 * apg.eta * D)
 
 
 def test_derived_parameters_are_the_papers_formulas_with_the_smaller_gain_bound():

@@ -20,6 +20,7 @@ PINNED = {
     "hartmann6@1": "b25e3559023d4d3b",
     "levy4@1": "0117a72d42deedbf",
     "restart_fitted@1": "3855651dcb5b728e",
+    "botorch_oracle@1": "939a1aee3ef79c09",
     "sw_fitted@1": "3855651dcb5b728e",
     "wgp_auto_fitted@1": "29b03a7998031973",
     "wgp_auto_fitted@2": "66bdd6c771ea9889",

@@ -11,8 +11,10 @@ scale). Every method runs ``optimize_acqf_discrete`` on the candidates with UCB 
 Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted with
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
-``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20). Regret is dynamic,
-``Σ_t max_x f_t(x) − f_t(x_t)``.
+``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20); and
+``botorch_oracle``, vanilla BoTorch told the jump of the abrupt scenario (from ``T/2`` on it fits only
+the rows observed since; elsewhere it is ``botorch_ucb``): the best any forgetting rule could do.
+Regret is dynamic, ``Σ_t max_x f_t(x) − f_t(x_t)``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ BOTORCH_METHODS = {
     "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
     "restart_fitted": "R-GP-UCB, H = 20, fitted",
+    "botorch_oracle": "BoTorch told the jump (oracle forgetting)",
 }
 BETA = 2.0
 NUM_CANDIDATES = 2048
@@ -97,7 +100,9 @@ def problem_values(problem: str, scenario: str, horizon: int, num_candidates: in
 class BoTorchUCB(AnyRowsMixin, Policy):
     """Vanilla BoTorch: ``SingleTaskGP(train_X, train_Y)`` with its defaults (BoTorch's kernel and priors,
     ``Standardize``), ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound(beta=β²)`` maximised by
-    ``optimize_acqf_discrete`` over the candidates; uniform before any observation.
+    ``optimize_acqf_discrete`` over the candidates; uniform before any observation. With
+    ``forget_before = t₀`` (the oracle of the abrupt scenario), from round ``t₀`` on it fits only the
+    rows observed at rounds ``≥ t₀``.
 
     Example:
         >>> X = torch.rand(20, 2, dtype=torch.float64)
@@ -109,11 +114,15 @@ class BoTorchUCB(AnyRowsMixin, Policy):
 
     _tuned_for_horizon = False
 
-    def __init__(self, candidates: torch.Tensor, horizon: int, *, beta: float, generator=None) -> None:
+    def __init__(
+        self, candidates: torch.Tensor, horizon: int, *, beta: float, forget_before: int | None = None, generator=None
+    ) -> None:
         super().__init__(candidates, horizon, generator=generator)
         self.beta = float(beta)
+        self.forget_before = forget_before
         self.train_X = self.candidates[:0].clone()
         self.rewards = torch.empty(0, dtype=self.candidates.dtype, device=self.candidates.device)
+        self.row_rounds = torch.empty(0, dtype=torch.long)
 
     def _draw(self) -> int:
         from botorch.acquisition import UpperConfidenceBound
@@ -122,9 +131,13 @@ class BoTorchUCB(AnyRowsMixin, Policy):
         from botorch.optim import optimize_acqf_discrete
         from gpytorch.mlls import ExactMarginalLogLikelihood
 
-        if self.train_X.shape[0] == 0:
+        train_X, rewards = self.train_X, self.rewards
+        if self.forget_before is not None and self.t >= self.forget_before:  # the oracle: only rows since the jump
+            keep = self.row_rounds >= self.forget_before
+            train_X, rewards = train_X[keep], rewards[keep]
+        if train_X.shape[0] == 0:
             return int(torch.randint(self.n, (), generator=self.generator))
-        model = SingleTaskGP(self.train_X, self.rewards.unsqueeze(-1))
+        model = SingleTaskGP(train_X, rewards.unsqueeze(-1))
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
         with torch.no_grad():
             best, _ = optimize_acqf_discrete(
@@ -137,21 +150,28 @@ class BoTorchUCB(AnyRowsMixin, Policy):
 
     def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
         self.train_X, self.rewards = torch.cat([self.train_X, X]), torch.cat([self.rewards, Y])
+        self.row_rounds = torch.cat([self.row_rounds, torch.full((X.shape[0],), self.t, dtype=torch.long)])
 
     def _extra_state(self):
-        return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone()}
+        return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone(), "row_rounds": self.row_rounds.clone()}
 
 
-def make_method(name: str, candidates: torch.Tensor, horizon: int, generator: torch.Generator) -> Policy:
+def make_method(
+    name: str, candidates: torch.Tensor, horizon: int, generator: torch.Generator, *, jump_round: int | None = None
+) -> Policy:
     """The benchmark's methods (module docstring) on ``candidates``; GP-UCB kernels are BoTorch's default.
+
+    ``jump_round`` is the policy round (``t``, the initial design included) at which the objective
+    jumps; only ``botorch_oracle`` reads it (``None``: no jump, so it is ``botorch_ucb``).
 
     Example:
         >>> X = torch.rand(10, 2, dtype=torch.float64)
         >>> type(make_method("wgp_auto_fitted", X, 5, torch.Generator().manual_seed(0))).__name__
         'WGPUCB'
     """
-    if name == "botorch_ucb":
-        return BoTorchUCB(candidates, horizon, beta=BETA, generator=generator)
+    if name in ("botorch_ucb", "botorch_oracle"):
+        forget = jump_round if name == "botorch_oracle" else None
+        return BoTorchUCB(candidates, horizon, beta=BETA, forget_before=forget, generator=generator)
     from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 
     kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=candidates.shape[1]).to(candidates.dtype)
@@ -229,7 +249,8 @@ class BoTorchDriftTrialConfig:
         env = FunctionSequenceEnvironment(F, self.noise_std, generator=gen)
         start = time.perf_counter()
         rounds = self.horizon + design.numel()  # the design's observations count as rounds too
-        policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1))
+        jump = design.numel() + math.ceil(self.horizon / 2) if self.scenario == "abrupt" else None  # F[t], t ≥ T/2
+        policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1), jump_round=jump)
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
         traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount",))

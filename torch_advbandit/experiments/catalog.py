@@ -131,6 +131,7 @@ def _drifting_configs(options: Options) -> list[Trial]:
         for problem in problems
         for scenario in DRIFT_SCENARIOS
         for method in methods
+        if method != "botorch_oracle" or scenario == "abrupt"  # without a jump the oracle is botorch_ucb
     ]
 
 

@@ -40,6 +40,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "wgp_fixed_fitted": 1,
     "sw_fitted": 1,
     "restart_fitted": 1,
+    "botorch_oracle": 1,
 }
 
 
