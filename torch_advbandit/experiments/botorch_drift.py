@@ -13,7 +13,7 @@ Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted wit
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
 ``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20); and
 ``botorch_oracle``, vanilla BoTorch told the jump of the abrupt scenario (from ``T/2`` on it fits only
-the rows observed since; elsewhere it is ``botorch_ucb``): the best any forgetting rule could do.
+the rows observed since; elsewhere it is ``botorch_ucb``): what forgetting exactly at the change gains.
 Regret is dynamic, ``Σ_t max_x f_t(x) − f_t(x_t)``.
 """
 
@@ -122,7 +122,7 @@ class BoTorchUCB(AnyRowsMixin, Policy):
         self.forget_before = forget_before
         self.train_X = self.candidates[:0].clone()
         self.rewards = torch.empty(0, dtype=self.candidates.dtype, device=self.candidates.device)
-        self.row_rounds = torch.empty(0, dtype=torch.long)
+        self.row_rounds = torch.empty(0, dtype=torch.long, device=self.candidates.device)  # round of each row
 
     def _draw(self) -> int:
         from botorch.acquisition import UpperConfidenceBound
@@ -150,7 +150,8 @@ class BoTorchUCB(AnyRowsMixin, Policy):
 
     def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
         self.train_X, self.rewards = torch.cat([self.train_X, X]), torch.cat([self.rewards, Y])
-        self.row_rounds = torch.cat([self.row_rounds, torch.full((X.shape[0],), self.t, dtype=torch.long)])
+        rounds = torch.full((X.shape[0],), self.t, dtype=torch.long, device=self.row_rounds.device)
+        self.row_rounds = torch.cat([self.row_rounds, rounds])
 
     def _extra_state(self):
         return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone(), "row_rounds": self.row_rounds.clone()}
