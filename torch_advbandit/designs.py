@@ -84,10 +84,15 @@ def feature_leverage(features: torch.Tensor, pi: torch.Tensor, ridge: float = 0.
         >>> [round(w, 9) for w in feature_leverage(N, torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)).tolist()]
         [2.0, 4.0, 4.0]
     """
+    return _leverage_factor(features, pi, ridge)[1]
+
+
+def _leverage_factor(features: torch.Tensor, pi: torch.Tensor, ridge: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(L, w)``: the Cholesky factor of ``Σ π N Nᵀ + ridge·I`` and the leverage :func:`feature_leverage` returns."""
     Q = features.mT @ (pi.unsqueeze(-1) * features)
     Q.diagonal().add_(ridge)
     L = psd_safe_cholesky(Q)
-    return torch.linalg.solve_triangular(L, features.mT, upper=False).square().sum(-2)
+    return L, torch.linalg.solve_triangular(L, features.mT, upper=False).square().sum(-2)
 
 
 class _RankOneLeverage:
@@ -110,9 +115,7 @@ class _RankOneLeverage:
         self.refresh(pi)
 
     def refresh(self, pi: torch.Tensor) -> None:
-        Q = self.features.mT @ (pi.unsqueeze(-1) * self.features)
-        L = psd_safe_cholesky(Q)
-        self.w = torch.linalg.solve_triangular(L, self.features.mT, upper=False).square().sum(-2)
+        L, self.w = _leverage_factor(self.features, pi)
         self.inverse = torch.cholesky_inverse(L)
         self.steps = 0
 
