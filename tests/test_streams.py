@@ -17,16 +17,20 @@ from torch_advbandit.experiments.streams import STREAM_VERSIONS, stream_of
 PINNED = {
     "botorch_ucb@1": "3855651dcb5b728e",
     "branin@1": "3855651dcb5b728e",
-    "hartmann6@1": "b25e3559023d4d3b",
+    "hartmann6@1": "b15bfeb8f720f26c",  # probed with botorch_ucb (b25e3559023d4d3b: with sw_fitted@1)
     "levy4@1": "0117a72d42deedbf",
     "restart_fitted@1": "3855651dcb5b728e",
+    "restart_fitted@2": "3855651dcb5b728e",
     "botorch_oracle@1": "939a1aee3ef79c09",
     "sw_fitted@1": "3855651dcb5b728e",
+    "sw_fitted@2": "3855651dcb5b728e",
     "wgp_auto_fitted@1": "29b03a7998031973",
     "wgp_auto_fitted@2": "66bdd6c771ea9889",
     "wgp_auto_fitted@3": "29b03a7998031973",
     "wgp_auto_fitted@4": "fc0c5a18af9e6e41",  # 24 drifting rounds (versions 1-3: 8 abrupt rounds)
+    "wgp_auto_fitted@5": "b9def132237c9232",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
+    "wgp_fixed_fitted@2": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",
     "apg_exp3@1": "e8536ee3f6322ec0",
@@ -45,6 +49,7 @@ PINNED = {
     "uniform@1": "833a221b1f6be5d0",
     "wgp_ucb@1": "06840f44b8a30db6",
     "wgp_ucb_auto@1": "08538df8cef41e8d",
+    "wgp_ucb_auto@2": "08538df8cef41e8d",  # change points enter after 10 scored rounds: the 10-round probe is unchanged
 }
 
 
@@ -55,7 +60,7 @@ def digest(record) -> str:
 
 def tiny(component: str):
     if component in PROBLEM_NAMES:
-        return BoTorchDriftTrialConfig(component, "abrupt", "sw_fitted", 0, horizon=8, num_candidates=64)
+        return BoTorchDriftTrialConfig(component, "abrupt", "botorch_ucb", 0, horizon=8, num_candidates=64)
     if component == "wgp_auto_fitted":  # long enough for the chosen discount and its calibration to matter
         return BoTorchDriftTrialConfig("branin", "drift", component, 0, horizon=24, num_candidates=64)
     if component in BOTORCH_METHODS:

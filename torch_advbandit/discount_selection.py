@@ -1,24 +1,27 @@
-"""Choosing the discount ``η`` online: ``discount="auto"`` of the GP-UCB policies (docs/algorithms.rst §8).
+"""Choosing the memory online: the discounts of ``discount="auto"`` and their scores (docs/algorithms.rst §8).
 
 Before each observation ``y_t`` joins the history, every discount ``η`` of a grid that includes
-``1`` (no forgetting) predicts it: ``p_η(y_t) = N(y_t; μ̃_η(x_t), σ̃²_η(x_t) + λ)`` from the weighted GP
-with discount ``η`` on the observations so far. Each discount keeps an exponentially forgetting
-score ``S_η ← ρ·S_η + log p_η(y_t)`` and the policy uses ``argmax_η S_η`` (ties to the larger
-``η``); with fitted hyperparameters, the largest ``η`` whose score is within ``AUTO_MARGIN = 3``
-nats of the best, each predictive variance scaled by ``c_η``, the running mean of that discount's
-past ``z² = (y − μ̃_η)²/(σ̃²_η + λ)`` (a freshly fitted model is over-confident; calibrated, the
-discounts compete on how well they predict). Rows observed together (an initial design) are not scored: they say nothing
-about change over time. This is forgetting-factor selection by one-step-ahead predictive
-likelihood, the rule of dynamic model averaging [Raftery2010] applied to the discount of the
-weighted GP: on a stationary objective ``η = 1`` predicts best and keeps all the data; after a
-jump the short memories predict the new values first, so within a few rounds the policy forgets.
-Cost: ``len(grid)`` Choleskys of the kept kernel matrix per round (about 5 ms each at
-``t = 500``); every observation is kept, since ``η = 1`` is in the grid.
+``1`` (no forgetting) predicts it from the weighted GP with discount ``η`` on the observations so
+far: ``p_η(y) = (1 − ε)·N(y; μ̃_η, c_η·v_η) + ε·N(y; μ̃_η, W·c_η·v_η)``, ``v_η = σ̃²_η(x_t) + λ``, a
+Gaussian with a broad component (:data:`OUTLIER_PROBABILITY`, :data:`OUTLIER_SPREAD`) so that one
+observation far off a prediction costs about 5 nats, not ``z²/2``. ``c_η`` is the running mean of
+the discount's past ``z² = (y − μ̃_η)²/v_η`` with fitted hyperparameters (a freshly fitted model is
+over-confident; calibrated, the memories compete on how well they predict), ``1`` otherwise. Each
+memory keeps an exponentially forgetting score ``S ← ρ·S + log p(y_t)``; the change points of
+:mod:`~torch_advbandit.policies.change_points` compete with the same scores, and the policy uses the
+longest memory within :data:`AUTO_MARGIN` nats of the best with fitted hyperparameters (the best
+otherwise). Rows observed together (an initial design) are not scored: they say nothing about
+change over time. This is forgetting-factor selection by one-step-ahead predictive likelihood, the
+rule of dynamic model averaging [Raftery2010] applied to the discount of the weighted GP: on a
+stationary objective ``η = 1`` predicts best and keeps all the data. Cost: ``len(grid)`` Choleskys
+of the kept kernel matrix per round (about 5 ms each at ``t = 500``); every observation is kept,
+since ``η = 1`` is in the grid.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
@@ -33,6 +36,11 @@ SCORE_MEMORY = 0.9
 #: whose score is within this many nats of the best: prior odds of ``e³ ≈ 20`` for the longer memory,
 #: so a model that is merely over-confident (few points, freshly fitted) does not make it forget.
 AUTO_MARGIN = 3.0
+#: ``ε``, the weight of the broad component of each predictive density: an observation far outside one memory's
+#: prediction (an outlier, a refit that moved) costs it about ``log(1/ε) + ½ log W ≈ 5`` nats, not ``z²/2``.
+OUTLIER_PROBABILITY = 0.05
+#: ``W``, the broad component's variance relative to the prediction's (10 times its standard deviation).
+OUTLIER_SPREAD = 100.0
 #: ``ρ_c``, the forgetting of each discount's variance calibration ``c_η`` (running mean of ``z²``),
 #: used with fitted hyperparameters.
 CALIBRATION_MEMORY = 0.9
@@ -69,9 +77,13 @@ def predictive_log_likelihood(
     standardize: bool = False,
     prior_mean: float = 0.0,
     variance_scale: float = 1.0,
+    stats: tuple[float, float] | None = None,
+    outlier_probability: float = 0.0,
 ) -> tuple[float, float]:
-    """``(log N(y_new; μ̃, c·v), z²)`` under the weighted GP with ``discount`` on past data: ``μ̃ = μ̃(x_new)``,
-    ``v = σ̃²(x_new) + λ`` the predictive variance, ``c`` = ``variance_scale``, ``z² = (y_new − μ̃)²/v``.
+    """``(log p(y_new), z²)`` under the weighted GP with ``discount`` on past data, ``z² = (y_new − μ̃)²/v``:
+    ``p = (1 − ε)·N(μ̃, c·v) + ε·N(μ̃, W·c·v)`` with ``μ̃ = μ̃(x_new)``, ``v = σ̃²(x_new) + λ`` the predictive
+    variance, ``c`` = ``variance_scale``, ``ε`` = ``outlier_probability`` (``0``: the Gaussian density) and
+    ``W`` = :data:`OUTLIER_SPREAD`.
 
     The posterior is computed directly from the kernel values the policy keeps (one Cholesky of
     ``K + diag(λ·η^{-age})``), with no model object:
@@ -86,6 +98,8 @@ def predictive_log_likelihood(
             (the kernel is then in standardised units, as in the policy's model).
         prior_mean: the GP's constant prior mean, in the model's units.
         variance_scale: ``c > 0``, the calibration of the predictive variance (1: none).
+        stats: ``(mean, std)`` to standardise with instead of the kept rows' own (for a memory of fewer
+            than two rows). With no past row the prediction is the prior's.
 
     Example:
         >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
@@ -97,17 +111,64 @@ def predictive_log_likelihood(
         >>> log_p > 0, z2 < 1
         (True, True)
     """
-    keep, noise = discounted_noise(ages, discount, lam)
-    noise = noise.squeeze(-1)
-    Y, k_new, K = Y[keep], k_new[keep], K[keep][:, keep]
-    mean, std = 0.0, 1.0
-    if standardize:
-        mean, std = weighted_stats(Y, (lam / noise).log())
-    A = K + torch.diag(noise / std**2)
-    L = psd_safe_cholesky(A)
-    a = torch.cholesky_solve(((Y - mean) / std - prior_mean).unsqueeze(-1), L).squeeze(-1)
-    v = torch.linalg.solve_triangular(L, k_new.unsqueeze(-1), upper=False).squeeze(-1)
-    mu = mean + std * (prior_mean + float(k_new @ a))
-    var = std**2 * max(prior_variance - float(v @ v), 0.0) + lam
+    mean, std = (0.0, 1.0) if stats is None or not standardize else stats
+    mu, var = mean + std * prior_mean, std**2 * prior_variance + lam  # the prior's prediction
+    if Y.numel():
+        keep, noise = discounted_noise(ages, discount, lam)
+        noise = noise.squeeze(-1)
+        Y, k_new, K = Y[keep], k_new[keep], K[keep][:, keep]
+        if standardize and stats is None:
+            mean, std = weighted_stats(Y, (lam / noise).log())
+        L = psd_safe_cholesky(K + torch.diag(noise / std**2))
+        a = torch.cholesky_solve(((Y - mean) / std - prior_mean).unsqueeze(-1), L).squeeze(-1)
+        v = torch.linalg.solve_triangular(L, k_new.unsqueeze(-1), upper=False).squeeze(-1)
+        mu = mean + std * (prior_mean + float(k_new @ a))
+        var = std**2 * max(prior_variance - float(v @ v), 0.0) + lam
     z2 = (y_new - mu) ** 2 / var
-    return -0.5 * (math.log(2 * math.pi * variance_scale * var) + z2 / variance_scale), z2
+    log_p = -0.5 * (math.log(2 * math.pi * variance_scale * var) + z2 / variance_scale)
+    if outlier_probability > 0:
+        broad = log_p - 0.5 * math.log(OUTLIER_SPREAD) + 0.5 * z2 / variance_scale * (1 - 1 / OUTLIER_SPREAD)
+        a, b = math.log1p(-outlier_probability) + log_p, math.log(outlier_probability) + broad
+        log_p = max(a, b) + math.log1p(math.exp(-abs(a - b)))
+    return log_p, z2
+
+
+@dataclass(frozen=True)
+class NewRow:
+    """A lone new observation ``y`` at a point ``x`` and the ``m`` rows before it: what every memory of
+    ``discount="auto"`` predicts ``y`` from.
+
+    ``K``: ``Tensor[m, m]``, the rows' kernel matrix; ``k_new``: ``Tensor[m]``, their kernel values with ``x``;
+    ``prior_variance``: ``k(x, x)``; ``Y``: ``Tensor[m]``, the rows' observations (the newest last); ``lam``: ``λ``
+    in ``Y``'s units; ``standardize`` and ``prior_mean`` as in :func:`predictive_log_likelihood`.
+
+    Example:
+        >>> K, Y = torch.eye(2, dtype=torch.float64), torch.tensor([0.0, 1.0], dtype=torch.float64)
+        >>> row = NewRow(K, torch.zeros(2, dtype=torch.float64), 1.0, Y, 0.5, 0.01)
+        >>> round(row.log_density(since=2)[1], 6)  # no row since: the prior's N(0, 1 + λ)
+        0.247525
+    """
+
+    K: torch.Tensor
+    k_new: torch.Tensor
+    prior_variance: float
+    Y: torch.Tensor
+    y: float
+    lam: float
+    standardize: bool = False
+    prior_mean: float = 0.0
+
+    def log_density(self, discount: float = 1.0, since: int = 0, variance_scale: float = 1.0) -> tuple[float, float]:
+        """``(log p(y), z²)`` (:func:`predictive_log_likelihood` with :data:`OUTLIER_PROBABILITY`) from the rows
+        ``since …  m − 1`` weighted by ``discount^{age}``; with fewer than two such rows, standardised with the
+        statistics of every row."""
+        m = self.Y.numel()
+        rows = slice(since, m)
+        Y = self.Y[rows]
+        ages = torch.arange(Y.numel() - 1, -1, -1, dtype=Y.dtype, device=Y.device)
+        stats = weighted_stats(self.Y, torch.zeros_like(self.Y)) if self.standardize and m - since < 2 and m else None
+        return predictive_log_likelihood(
+            self.K[rows, rows], self.k_new[rows], self.prior_variance, Y, ages, self.y, self.lam, discount,
+            standardize=self.standardize, prior_mean=self.prior_mean, variance_scale=variance_scale, stats=stats,
+            outlier_probability=OUTLIER_PROBABILITY,
+        )  # fmt: skip

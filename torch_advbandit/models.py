@@ -23,7 +23,7 @@ from gpytorch.means import ConstantMean, ZeroMean
 
 from ._validation import check_positive, check_unit_interval
 from .kernels import prepare_kernel
-from .weighted_likelihood import AgeWeightedGaussianLikelihood, WeightedStandardize
+from .weighted_likelihood import INITIAL_LAMBDA, AgeWeightedGaussianLikelihood, WeightedStandardize
 
 #: Observations whose weight ratio ``η^{age}`` is below ``exp(−MAX_LOG_AGE_WEIGHT)`` (``ε²`` of
 #: float64) are left out of the model: their noise exceeds the newest point's by ``1/ε²``, so their
@@ -159,7 +159,7 @@ def weighted_gp(
     Y: torch.Tensor,
     multipliers: torch.Tensor,
     kernel: Kernel,
-    lam: float,
+    lam: float | None,
     *,
     fit: bool = False,
     standardize: bool = False,
@@ -168,7 +168,9 @@ def weighted_gp(
     default; it starts at 0, so unfitted it is the zero-mean GP of [Deng2022]), optionally fitted.
 
     No validation and no copy of ``kernel`` (:func:`discounted_gp` is the checked entry point).
-    ``lam`` is in ``Y``'s units; with ``standardize`` it is divided by the weighted variance.
+    ``lam`` is in ``Y``'s units; with ``standardize`` it is divided by the weighted variance. ``None``:
+    BoTorch's initial inferred noise in the model's units,
+    :data:`~torch_advbandit.weighted_likelihood.INITIAL_LAMBDA` (as a new ``SingleTaskGP`` starts).
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -180,7 +182,8 @@ def weighted_gp(
     transform = WeightedStandardize(1.0 / multipliers) if standardize else None
     if transform is not None:
         transform(Y)  # the weighted statistics, so that λ starts in the model's units
-        lam = lam / float(transform.stdvs.square())
+        lam = None if lam is None else lam / float(transform.stdvs.square())
+    lam = INITIAL_LAMBDA if lam is None else lam
     likelihood = AgeWeightedGaussianLikelihood(X, multipliers, lam)
     with botorch.settings.validate_input_scaling(False):
         model = SingleTaskGP(

@@ -13,6 +13,8 @@ standard deviation, so data the model has nearly forgotten does not set the scal
 
 from __future__ import annotations
 
+import math
+
 import torch
 from botorch.models.transforms.outcome import Standardize
 from gpytorch.constraints import GreaterThan
@@ -23,6 +25,9 @@ from linear_operator.operators import DiagLinearOperator
 
 #: Smallest lower bound of the learnable ``λ`` (in the model's outcome units).
 MIN_LAMBDA = 1e-8
+#: BoTorch's initial inferred noise: the mode ``e⁻⁵`` of its ``LogNormal(−4, 1)`` prior, where every fit of a
+#: GP-UCB policy starts ``λ`` (in the model's units), as a new ``SingleTaskGP`` does.
+INITIAL_LAMBDA = math.exp(-5.0)
 #: BoTorch's lower bound of an inferred noise (``MIN_INFERRED_NOISE_LEVEL``): ``λ`` is bounded by it,
 #: or by half the initial ``λ`` when that is smaller.
 MIN_INFERRED_LAMBDA = 1e-4

@@ -254,5 +254,5 @@ class BoTorchDriftTrialConfig:
         policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1), jump_round=jump)
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
-        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount",))
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount", "since"))
         return trial_record(self, traj, setup)

@@ -15,7 +15,14 @@ from pathlib import Path
 from .adversarial import TrialConfig
 from .botorch_drift import BOTORCH_METHODS, DRIFT_SCENARIOS, PROBLEM_NAMES, BoTorchDriftTrialConfig
 from .drift import DRIFT_POLICY_LABELS, FIGURE1_POLICIES, figure1_configs
-from .drift_report import drifting_markdown, figure1_markdown, plot_discounts, plot_drifting, plot_figure1
+from .drift_report import (
+    drifting_markdown,
+    figure1_markdown,
+    plot_discounts,
+    plot_drifting,
+    plot_drifting_memory,
+    plot_figure1,
+)
 from .grids import GRIDS
 from .records import TrialRecord, atomic_file
 from .report import markdown_table, plot_regret, summarize, write_csv
@@ -138,7 +145,8 @@ def _drifting_configs(options: Options) -> list[Trial]:
 def _drifting_report(records: list[TrialRecord], out: Path) -> tuple[str, list[Path]]:
     table = drifting_markdown(records)
     _write_text(out / "drifting.md", table + "\n")
-    return table, [out / "drifting.md", plot_drifting(records, out)]
+    memory = plot_drifting_memory(records, out)
+    return table, [out / "drifting.md", plot_drifting(records, out)] + ([memory] if memory else [])
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -147,7 +147,7 @@ class DriftTrialConfig:
             torch.Generator(device=self.device).manual_seed(2 * self.seed + 1),
         )
         setup = time.perf_counter() - start
-        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size", "discount"))
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("model_size", "discount", "since"))
         return trial_record(self, traj, setup)
 
 

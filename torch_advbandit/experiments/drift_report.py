@@ -4,6 +4,7 @@ against vanilla BoTorch (:mod:`~torch_advbandit.experiments.botorch_drift`)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -79,8 +80,9 @@ def plot_figure1(records: list[TrialRecord], out_dir: str | Path) -> Path:
 
 
 def plot_discounts(records: list[TrialRecord], out_dir: str | Path) -> Path | None:
-    """The discount ``discount="auto"`` chose each round (mean ± 1 s.e. over runs), a panel per environment;
-    ``None`` when no record holds a chosen discount.
+    """The memory ``discount="auto"`` chose each round in Figure 1's environments (``discount.png``,
+    :func:`plot_memory`, a column per environment, the switches dashed); ``None`` when no record holds a chosen
+    discount.
 
     Example:
         >>> from torch_advbandit.experiments.drift import figure1_configs
@@ -89,34 +91,71 @@ def plot_discounts(records: list[TrialRecord], out_dir: str | Path) -> Path | No
         >>> plot_discounts(records, tempfile.mkdtemp()).name
         'discount.png'
     """
+    panels: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        if r.trial.policy == "wgp_ucb_auto" and "discount" in r.diagnostics:
+            panels[r.trial.scenario].append(r)
+    titles = {"abrupt": "Abruptly changing (switches dashed)", "slow": "Slowly varying"}
+    T = max((len(r.expected_regret) for r in records), default=0)
+    marks = {"abrupt": [T // 5, 2 * T // 5]}
+    return plot_memory({titles.get(k, k): v for k, v in panels.items()},
+                       {titles.get(k, k): m for k, m in marks.items()}, Path(out_dir) / "discount.png")  # fmt: skip
+
+
+def plot_drifting_memory(records: list[TrialRecord], out_dir: str | Path) -> Path | None:
+    """The memory of ``wgp_auto_fitted`` on each problem's jump (``memory.png``, :func:`plot_memory`, the jump at
+    ``T/2`` dashed; ``since`` counts the initial design's rows); ``None`` without such records.
+
+    Example:
+        >>> from torch_advbandit.experiments.botorch_drift import BoTorchDriftTrialConfig as C
+        >>> records = [C("branin", "abrupt", "wgp_auto_fitted", 0, horizon=3, num_candidates=32).run()]
+        >>> import tempfile
+        >>> plot_drifting_memory(records, tempfile.mkdtemp()).name
+        'memory.png'
+    """
+    panels: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        if r.trial.method == "wgp_auto_fitted" and r.trial.scenario == "abrupt" and "discount" in r.diagnostics:
+            panels[f"{r.trial.problem}, jump at T/2 (dashed)"].append(r)
+    marks = {k: [math.ceil(len(v[0].expected_regret) / 2)] for k, v in panels.items()}
+    return plot_memory(panels, marks, Path(out_dir) / "memory.png")
+
+
+def plot_memory(panels: dict[str, list[TrialRecord]], marks: dict[str, list[int]], path: Path) -> Path | None:
+    """A column per panel: the discount ``η`` chosen each round (mean ± 1 s.e. over runs) and, below, the first row
+    kept, ``since`` (``0``: every row; a change point otherwise) when every record holds it; dashed lines at the
+    panel's ``marks``. ``None`` for no panel.
+
+    Example:
+        >>> plot_memory({}, {}, Path("unused.png")) is None
+        True
+    """
+    if not panels:
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels: dict[str, list[TrialRecord]] = defaultdict(list)
-    for r in records:
-        if r.trial.policy == "wgp_ucb_auto" and "discount" in r.diagnostics:
-            panels[r.trial.scenario].append(r)
-    if not panels:
-        return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.5), squeeze=False)
-    for ax, (scenario, group) in zip(axes[0], sorted(panels.items()), strict=True):
-        mean, se = mean_se_curve([g.diagnostics["discount"] for g in group])
-        t = torch.arange(1, mean.shape[0] + 1)
-        ax.plot(t, mean, label=f"chosen η, mean of {len(group)} runs")
-        ax.fill_between(t, mean - se, mean + se, alpha=0.3)
-        if scenario == "abrupt":
-            T = mean.shape[0]
-            for switch in (T // 5, 2 * T // 5):
-                ax.axvline(switch, color="grey", linestyle="--", linewidth=1)
-        titles = {"abrupt": "Abruptly changing (switches dashed)", "slow": "Slowly varying"}
-        ax.set_title(titles.get(scenario, scenario))
-        ax.set_xlabel("round t")
-        ax.set_ylabel('η chosen by discount="auto"')
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    return save_figure(fig, Path(out_dir) / "discount.png")
+    rows = [("discount", 'η chosen by discount="auto"')]
+    if all("since" in r.diagnostics for group in panels.values() for r in group):
+        rows.append(("since", "first row kept (0: all)"))
+    fig, axes = plt.subplots(len(rows), len(panels), figsize=(5.5 * len(panels), 3.2 * len(rows)), squeeze=False)
+    for j, (title, group) in enumerate(sorted(panels.items())):
+        for i, (key, label) in enumerate(rows):
+            ax = axes[i, j]
+            mean, se = mean_se_curve([g.diagnostics[key] for g in group])
+            t = torch.arange(1, mean.shape[0] + 1)
+            ax.plot(t, mean, label=f"mean of {len(group)} runs")
+            ax.fill_between(t, mean - se, mean + se, alpha=0.3)
+            for mark in marks.get(title, []):
+                ax.axvline(mark, color="grey", linestyle="--", linewidth=1)
+            ax.set_title(title if i == 0 else "")
+            ax.set_xlabel("round t")
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    return save_figure(fig, path)
 
 
 def drifting_markdown(records: list[TrialRecord]) -> str:

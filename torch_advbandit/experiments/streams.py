@@ -30,16 +30,17 @@ STREAM_VERSIONS: dict[str, int] = {
     "igp_ucb": 1,
     "sw_gp_ucb": 1,
     "r_gp_ucb": 1,
-    "wgp_ucb_auto": 1,
+    "wgp_ucb_auto": 2,  # 2: change points
     # problems and methods of the drifting benchmark against vanilla BoTorch
     "branin": 1,
     "hartmann6": 1,
     "levy4": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 4,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated
-    "wgp_fixed_fitted": 1,
-    "sw_fitted": 1,
-    "restart_fitted": 1,
+    "wgp_auto_fitted": 5,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
+    # 5: change points, robust scores, fits from BoTorch's initial noise
+    "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
+    "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
+    "restart_fitted": 2,  # 2: fits from BoTorch's initial noise
     "botorch_oracle": 1,
 }
 

@@ -17,59 +17,64 @@ from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
 from .._validation import check_positive, check_unit_interval
-from ..discount_selection import AUTO_DISCOUNTS, CALIBRATION_MEMORY, SCORE_MEMORY, predictive_log_likelihood
+from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, CALIBRATION_MEMORY, SCORE_MEMORY, NewRow
 from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
+from .change_points import ChangePoints
 
 
 def discount_scores(
-    scores: torch.Tensor,
-    calibration: torch.Tensor,
-    K: torch.Tensor,
-    k_new: torch.Tensor,
-    prior_variance: float,
-    Y: torch.Tensor,
-    ages: torch.Tensor,
-    y_new: float,
-    lam: float,
-    *,
-    standardize: bool,
-    prior_mean: float = 0.0,
-    calibrate: bool = False,
+    scores: torch.Tensor, calibration: torch.Tensor, row: NewRow, *, calibrate: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``S_η ← ρ·S_η + log N(y_new; μ̃_η, c_η·v_η)`` for every ``η`` of
-    :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`, and ``c_η ← ρ_c·c_η + (1 − ρ_c)·z²_η``.
+    """``S_η ← ρ·S_η + log p_η(y)`` for every ``η`` of :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`
+    (:meth:`~torch_advbandit.discount_selection.NewRow.log_density`, every row weighted by age, its variance
+    scaled by ``c_η``), and ``c_η ← ρ_c·c_η + (1 − ρ_c)·z²_η``.
 
     ``scores`` and ``calibration`` (``c_η``, the running mean of each discount's ``z² = (y − μ̃)²/v``
     before this observation, ones at first) are ``Tensor[len(AUTO_DISCOUNTS)]``, returned anew; with
-    ``calibrate=False`` every ``c_η`` is taken as 1 and ``calibration`` is returned unchanged.
-    ``K``, ``k_new``, ``Y``, ``ages`` describe the past observations
-    (:func:`~torch_advbandit.discount_selection.predictive_log_likelihood`); with none, both are unchanged.
+    ``calibrate=False`` every ``c_η`` is taken as 1 and ``calibration`` is returned unchanged. With no
+    past row, both are unchanged.
 
     Example:
+        >>> from torch_advbandit.discount_selection import NewRow
         >>> from torch_advbandit.kernels import kernel_matrix, make_kernel
         >>> k, X = make_kernel("se", 1), torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)
-        >>> K, k_new = kernel_matrix(k, X, X), kernel_matrix(k, X, X[:1]).squeeze(-1)
-        >>> ages = torch.arange(3, -1, -1, dtype=torch.float64)
+        >>> row = NewRow(kernel_matrix(k, X, X), kernel_matrix(k, X, X[:1]).squeeze(-1), 1.0, X.squeeze(-1), 0.0, 0.01)
         >>> zeros, ones = torch.zeros(7, dtype=torch.float64), torch.ones(7, dtype=torch.float64)
-        >>> s, c = discount_scores(zeros, ones, K, k_new, 1.0, X.squeeze(-1), ages, 0.0, 0.01, standardize=False,
-        ...                        calibrate=True)
+        >>> s, c = discount_scores(zeros, ones, row, calibrate=True)
         >>> s.shape, bool((c < 1).all())
         (torch.Size([7]), True)
     """
-    if Y.numel() == 0:
+    if row.Y.numel() == 0:
         return scores.clone(), calibration.clone()
     scale = calibration.tolist() if calibrate else [1.0] * len(AUTO_DISCOUNTS)
-    new = [
-        predictive_log_likelihood(
-            K, k_new, prior_variance, Y, ages, y_new, lam, eta, standardize=standardize, prior_mean=prior_mean,
-            variance_scale=c,
-        )
-        for eta, c in zip(AUTO_DISCOUNTS, scale, strict=True)
-    ]  # fmt: skip
+    new = [row.log_density(eta, 0, c) for eta, c in zip(AUTO_DISCOUNTS, scale, strict=True)]
     log_p, z2 = (torch.tensor(v, dtype=scores.dtype, device=scores.device) for v in zip(*new, strict=True))
     if calibrate:
         calibration = CALIBRATION_MEMORY * calibration + (1.0 - CALIBRATION_MEMORY) * z2
     return SCORE_MEMORY * scores + log_p, calibration.clone()
+
+
+def competed(
+    scores: torch.Tensor, calibration: torch.Tensor, points: ChangePoints, row: NewRow, *, fitted: bool
+) -> tuple[torch.Tensor, torch.Tensor, ChangePoints, float, int]:
+    """One round of ``discount="auto"``'s competition on a lone new observation ``row``: the discounts'
+    ``(scores, calibration)`` (:func:`discount_scores`), the change points
+    (:meth:`~torch_advbandit.policies.change_points.ChangePoints.observed`), and the memory chosen for
+    the history with the new row, ``(η, since)``: the longest within :data:`AUTO_MARGIN` of the best with
+    ``fitted`` hyperparameters (whose variances are then calibrated), the best otherwise.
+
+    Example:
+        >>> from torch_advbandit.discount_selection import NewRow
+        >>> K, Y = torch.eye(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+        >>> row = NewRow(K, torch.zeros(3, dtype=torch.float64), 1.0, Y, 0.0, 0.01)
+        >>> zeros, ones = torch.zeros(7, dtype=torch.float64), torch.ones(7, dtype=torch.float64)
+        >>> competed(zeros, ones, ChangePoints.none(), row, fitted=True)[3:]
+        (1.0, 0)
+    """
+    points = points.observed(scores, calibration, row, calibrate=fitted)
+    scores, calibration = discount_scores(scores, calibration, row, calibrate=fitted)
+    discount, since = points.chosen(scores, row.Y.numel() + 1, AUTO_MARGIN if fitted else 0.0)
+    return scores, calibration, points, discount, since
 
 
 def chosen_discount(scores: torch.Tensor, margin: float = 0.0) -> float:
@@ -91,7 +96,7 @@ def fit_hyperparameters(
     Y: torch.Tensor,
     ages: torch.Tensor,
     kernel: Kernel,
-    lam: float,
+    lam: float | None,
     discount: float,
     *,
     standardize: bool,
@@ -101,7 +106,9 @@ def fit_hyperparameters(
     the kernel frozen on ``like``'s device and dtype, ``λ`` in ``Y``'s units, ``c`` the constant mean
     in the model's units (standardised when ``standardize``).
 
-    Starts from ``kernel`` and ``lam``, as a new BoTorch model does. If BoTorch's fit fails
+    Starts from ``kernel`` and ``lam`` (``None``: BoTorch's initial noise,
+    :data:`~torch_advbandit.weighted_likelihood.INITIAL_LAMBDA`, in the model's units, as a new
+    ``SingleTaskGP`` starts). If BoTorch's fit fails
     (``ModelFittingError``) or gives a non-finite ``λ``: ``None``, with a ``RuntimeWarning``.
 
     Example:
@@ -139,10 +146,11 @@ def fit_hyperparameters(
 
 
 def adapted_state(
-    state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool
-) -> tuple[Kernel, float, float, tuple[torch.Tensor, torch.Tensor], float]:
-    """Check and rebuild the adapted ``(kernel, λ, discount, (scores, calibration), mean constant)`` of a saved
-    GP-UCB state (a state without ``discount_calibration`` gets ones).
+    state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool, m: int
+) -> tuple[Kernel, float, float, tuple[torch.Tensor, torch.Tensor, ChangePoints, int], float]:
+    """Check and rebuild the adapted ``(kernel, λ, discount, (scores, calibration, change points, since), mean
+    constant)`` of a saved GP-UCB state of ``m`` rows (a state without ``discount_calibration`` gets ones,
+    one without ``change_points`` none, one without ``since`` 0).
 
     ``kernel`` is the policy's (its structure receives the saved hyperparameters); raises
     ``ValueError`` naming the key that does not fit.
@@ -152,7 +160,7 @@ def adapted_state(
         >>> k, X = make_kernel("se", 1), torch.rand(5, 1, dtype=torch.float64)
         >>> state = {"lam": 0.1, "discount": 1.0, "discount_scores": torch.zeros(7, dtype=torch.float64),
         ...          "kernel_state": k.state_dict(), "mean_constant": 0.0}
-        >>> adapted_state(state, k, X, True)[1:3]
+        >>> adapted_state(state, k, X, True, 5)[1:3]
         (0.1, 1.0)
     """
     lam = check_positive(state["lam"], "state['lam']")
@@ -169,6 +177,12 @@ def adapted_state(
         raise ValueError(f"state['discount_calibration'] must be a tensor of shape ({len(AUTO_DISCOUNTS)},)")
     if not bool((torch.isfinite(calibration) & (calibration > 0)).all()):
         raise ValueError("state['discount_calibration'] must be finite and positive")
+    points = ChangePoints.from_state(state, m)
+    since = state.get("since", 0)
+    if isinstance(since, bool) or not isinstance(since, int) or not 0 <= since < max(m, 1):
+        raise ValueError(f"state['since'] must be an integer in [0, {max(m - 1, 0)}], got {since!r}")
+    if since and not (auto_discount and discount == 1.0):
+        raise ValueError("state['since'] > 0 (a change point) needs discount='auto' and state['discount'] = 1")
     restored = frozen_kernel(kernel, candidates)
     try:
         restored.load_state_dict(state["kernel_state"])
@@ -179,4 +193,4 @@ def adapted_state(
     if isinstance(constant, bool) or not isinstance(constant, (int, float)) or not math.isfinite(constant):
         raise ValueError(f"state['mean_constant'] must be a finite number, got {constant!r}")
     scores, calibration = (v.to(dtype=torch.float64, device="cpu").clone() for v in (scores, calibration))
-    return restored, lam, discount, (scores, calibration), float(constant)
+    return restored, lam, discount, (scores, calibration, points, since), float(constant)

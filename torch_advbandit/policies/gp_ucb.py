@@ -12,7 +12,6 @@ the maximiser of BoTorch's ``UpperConfidenceBound`` over the candidate set by
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 from botorch.acquisition import UpperConfidenceBound
@@ -21,16 +20,18 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
-from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, weighted_stats
+from ..discount_selection import AUTO_DISCOUNTS, NewRow, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
 from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
-from .adaptation import adapted_state, chosen_discount, discount_scores, fit_hyperparameters
+from .adaptation import competed, fit_hyperparameters
 from .asks import AnyRowsMixin
 from .base import Policy
+from .change_points import ChangePoints
+from .gp_ucb_state import GPUCBStateMixin
 
 
-class GPUCBPolicy(AnyRowsMixin, Policy):
+class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
     """The GP-UCB loop shared by the non-stationary algorithms (docs/public_api.rst protocol).
 
     Round ``t``: hand the model the observations :meth:`training_set` picks, with the ages
@@ -49,13 +50,16 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         lam: ``λ > 0``, regulariser / noise variance of the newest observation; ``None`` for
             IGP-UCB's ``1 + 2/T``.
         discount: ``η ∈ (0, 1]``: observation ``s`` rounds old has noise ``λ·η^{-s}``; ``1``
-            weighs every observation alike; ``"auto"`` chooses ``η`` each round from
-            :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS` by one-step-ahead predictive
-            likelihood (:mod:`~torch_advbandit.discount_selection`; every observation is then kept).
+            weighs every observation alike; ``"auto"`` chooses the memory each round by one-step-ahead
+            predictive likelihood: a discount of :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`
+            or a change point, every row since a recent round (:mod:`~torch_advbandit.discount_selection`,
+            :mod:`~torch_advbandit.policies.change_points`; every observation is kept).
         fit_hyperparameters: refit the kernel's hyperparameters and ``λ`` by maximum weighted
             marginal likelihood (BoTorch's ``fit_gpytorch_mll``, age weights fixed) after every
-            ``fit_every``-th observation, from two observations on; ``lam`` is the starting value.
-            Each fit costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at ``t = 100``).
+            ``fit_every``-th observation, from two observations on.
+            Each fit starts from ``kernel`` and BoTorch's initial noise, as a new ``SingleTaskGP`` does (``lam``
+            is the noise until the first fit), and costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at
+            ``t = 100``).
         fit_every: observations between fits (``≥ 1``).
         standardize: model the outcomes standardised by their age-weighted mean and standard
             deviation (the UCB's argmax is on the user's scale); default: ``fit_hyperparameters``.
@@ -99,7 +103,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self.kernel = frozen_kernel(kernel, self.candidates)
         self.mean_constant: float | None = None  # the fitted constant prior mean (model units); None: zero
         self.lam = 1.0 + 2.0 / self.horizon if lam is None else check_positive(lam, "lam")
-        self._initial_kernel, self._initial_lam = self.kernel, self.lam  # every fit starts here, as a new model
+        self._initial_kernel = self.kernel  # every fit starts here and at BoTorch's initial noise, as a new model
         self.auto_discount = isinstance(discount, str)
         if self.auto_discount and discount != "auto":
             raise ValueError(f"discount must be a number in (0, 1] or 'auto', got {discount!r}")
@@ -112,6 +116,7 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
         self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
+        self.change_points, self.since = ChangePoints.none(), 0  # auto: the model keeps rows since ``since``
         self.kernel_scale = float(kernel_diag(self.kernel, self.candidates).max())
         self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
         self.beta_scale = check_width(beta_scale, "beta_scale", allow_zero=False)
@@ -140,10 +145,12 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
             return 0
         return max(0, m - 1 - math.floor(MAX_LOG_AGE_WEIGHT / math.log(1.0 / self.discount)))
 
-    def training_set(self) -> torch.Tensor:
-        """Positions (into the observation history) handed to the model this round, ``LongTensor[m']``."""
-        m = self.train_X.shape[0]
-        return torch.arange(self.first_position(m), m, device=self.train_X.device)
+    def training_set(self, m: int | None = None, since: int | None = None) -> torch.Tensor:
+        """Positions (into the observation history of ``m`` rows, default all) handed to the model, ``LongTensor[m']``:
+        from :meth:`first_position` on, and none before ``since`` (a change point of ``discount="auto"``)."""
+        m = self.train_X.shape[0] if m is None else m
+        since = self.since if since is None else since
+        return torch.arange(max(self.first_position(m), since), m, device=self.train_X.device)
 
     def theory_beta(self, info_gain: float) -> float:
         """IGP-UCB's ``β = B + (R/√κ)·sqrt(2(γ + 1 + ln(1/δ)))`` ([Chowdhury2017]; ``κ = max k(x, x)``)."""
@@ -198,8 +205,12 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
         positions = positions[keep]
         X, Y, noise = self.train_X[positions], self.rewards[positions], noise.squeeze(-1)
-        if self.standardize:
-            mean, std = weighted_stats(Y, (self.lam / noise).log())
+        if self.standardize:  # a change point's first row: the scale of every row
+            mean, std = (
+                weighted_stats(Y, (self.lam / noise).log())
+                if Y.numel() > 1 or not self.since
+                else (weighted_stats(self.rewards, torch.zeros_like(self.rewards)))
+            )
             Y, noise = (Y - mean) / std, noise / std**2
         return positions, X, Y, noise
 
@@ -239,23 +250,26 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         and hyperparameters if asked and updating the kept kernel matrix; everything is computed
         first and assigned together at the end."""
         kernel, lam, discount = self.kernel, self.lam, self.discount
-        scores, calibration = self.discount_scores, self.discount_calibration
+        scores, calibration, points, since = (
+            self.discount_scores,
+            self.discount_calibration,
+            self.change_points,
+            self.since,
+        )
         train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
             # score every discount on a lone new observation before it joins; rows observed together
             # (an initial design) say nothing about change over time
-            if self.auto_discount and X.shape[0] == 1:
-                ages = self.ages(torch.arange(train_X.shape[0], device=x.device))  # one row: train_X is self's
+            if self.auto_discount and X.shape[0] == 1:  # one row: train_X is self's, gram all of it
                 k_new, prior = kernel_matrix(kernel, train_X, x).squeeze(-1), float(kernel_diag(kernel, x))
-                scores, calibration = discount_scores(
-                    scores, calibration, gram, k_new, prior, rewards, ages, y, lam, standardize=self.standardize,
-                    prior_mean=constant or 0.0, calibrate=self.fit_hyperparameters,
-                )  # fmt: skip
-                discount = chosen_discount(scores, AUTO_MARGIN if self.fit_hyperparameters else 0.0)
+                row = NewRow(gram, k_new, prior, rewards, y, lam, self.standardize, constant or 0.0)
+                scores, calibration, points, discount, since = competed(
+                    scores, calibration, points, row, fitted=self.fit_hyperparameters
+                )
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
-            fitted = self._fit_due(train_X, rewards, discount, m0) if r == last else None  # once a batch
+            fitted = self._fit_due(train_X, rewards, discount, since, m0) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
             gram, start = self._grown(train_X, gram, start, kernel)
@@ -263,19 +277,20 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
         self.train_X, self.rewards, self._gram_start, self._gram = train_X, rewards, start, gram
         self.kernel, self.lam, self.kernel_scale, self.mean_constant = kernel, lam, scale, constant
         self.discount, self.discount_scores, self.discount_calibration = discount, scores, calibration
+        self.change_points, self.since = points, since
 
-    def _fit_due(self, train_X, rewards, discount, m0):
+    def _fit_due(self, train_X, rewards, discount, since, m0):
         """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
         ``fit_every`` (one fit for several rows observed at once), else ``None``."""
         m = train_X.shape[0]
         if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
             return None
-        positions = torch.arange(self.first_position(m), m, device=train_X.device)
-        if positions.numel() < 2:  # right after a restart: nothing to fit yet
+        positions = self.training_set(m, since)
+        if positions.numel() < 2:  # right after a restart or a change point: nothing to fit yet
             return None
         return fit_hyperparameters(
-            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel,
-            self._initial_lam, discount, standardize=self.standardize, like=self.candidates,
+            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, discount,
+            standardize=self.standardize, like=self.candidates,
         )  # fmt: skip
 
     def _grown(self, train_X, gram, start, kernel):
@@ -300,48 +315,5 @@ class GPUCBPolicy(AnyRowsMixin, Policy):
     def diagnostics(self) -> dict[str, float]:
         """``beta`` used by the latest selection and ``model_size`` (observations handed to the model)."""
         size = float(self.training_set().numel())
-        return {"beta": self.last_beta, "model_size": size, "discount": self.discount, "lam": self.lam}
-
-    @property
-    def _adapts(self) -> bool:
-        return self.auto_discount or self.fit_hyperparameters
-
-    def _extra_state(self) -> dict[str, Any]:
-        state = {"train_X": self.train_X.clone(), "rewards": self.rewards.clone()}
-        if self._adapts:  # what the data taught: discount, its scores, λ and the kernel's hyperparameters
-            kernel_state = {k: v.detach().clone() for k, v in self.kernel.state_dict().items()}
-            state.update(discount=self.discount, discount_scores=self.discount_scores.clone())
-            state.update(discount_calibration=self.discount_calibration.clone())
-            state.update(lam=self.lam, kernel_state=kernel_state, mean_constant=self.mean_constant or 0.0)
-        return state
-
-    def _prepare_state(self, state: dict[str, Any]):
-        train_X, rewards = state.get("train_X"), state.get("rewards")
-        if not isinstance(train_X, torch.Tensor) or not isinstance(rewards, torch.Tensor):
-            raise ValueError("state must hold tensors 'train_X' and 'rewards'")
-        d = self.candidates.shape[1]
-        if train_X.shape != (rewards.numel(), d) or rewards.ndim != 1 or rewards.numel() != state["t"]:
-            raise ValueError(f"state['train_X'] (t × {d}) and state['rewards'] must both have length state['t']")
-        if not bool(torch.isfinite(rewards).all() & torch.isfinite(train_X).all()):
-            raise ValueError("state['train_X'] and state['rewards'] must be finite")
-        train_X = train_X.to(self.candidates).clone()
-        rewards = rewards.to(self.candidates).clone()
-        kernel, lam, discount, constant = self.kernel, self.lam, self.discount, self.mean_constant
-        scores = (self.discount_scores, self.discount_calibration)
-        if self._adapts:
-            adapted = adapted_state(state, self.kernel, self.candidates, self.auto_discount)
-            kernel, lam, discount, scores, constant = adapted
-            constant = constant if self.fit_hyperparameters else None
-        start = self.first_position(train_X.shape[0])
-        X = train_X[start:]
-        gram = kernel_matrix(kernel, X, X) if X.shape[0] else self._gram[:0, :0]
-        scale = float(kernel_diag(kernel, self.candidates).max())
-
-        def install() -> None:
-            self.train_X, self.rewards = train_X, rewards
-            self._gram_start, self._gram = start, gram
-            self.kernel, self.lam, self.kernel_scale = kernel, lam, scale
-            self.discount, (self.discount_scores, self.discount_calibration) = discount, scores
-            self.mean_constant = constant
-
-        return install
+        memory = {"discount": self.discount, "since": float(self.since)}
+        return {"beta": self.last_beta, "model_size": size, **memory, "lam": self.lam}
