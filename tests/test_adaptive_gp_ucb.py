@@ -227,7 +227,15 @@ def test_rows_observed_together_are_not_scored_but_later_rows_are():
 
 
 def test_the_margin_keeps_the_longest_memory_close_to_the_best():
-    from torch_advbandit.policies.adaptation import chosen_discount
+    from torch_advbandit.policies.change_points import WARMUP, ChangePoints
+
+    def chosen_discount(scores, margin):  # no change point, warmed up: the choice among the discounts
+        empty = ChangePoints.none()
+        eta, since = ChangePoints(empty.positions, empty.scores, empty.calibration, WARMUP + 1).chosen(
+            scores, 30, margin
+        )
+        assert since == 0
+        return eta
 
     scores = torch.tensor([-3.0, -2.5, -1.0, 0.0, -0.5, -4.0, -9.0], dtype=torch.float64)
     assert chosen_discount(scores, margin=0.0) == AUTO_DISCOUNTS[3]

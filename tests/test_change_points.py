@@ -136,13 +136,15 @@ def test_the_prior_odds_against_a_change_are_not_forgotten():
 
 def test_the_choice_is_the_longest_memory_within_the_margin():
     points = ChangePoints(
-        torch.tensor([10, 25]), torch.tensor([0.0, 0.5], dtype=DT) + CHANGE_PENALTY, torch.ones(2, dtype=DT)
+        torch.tensor([10, 25]), torch.tensor([0.0, 0.5], dtype=DT) + CHANGE_PENALTY, torch.ones(2, dtype=DT), 30
     )
     discounts = torch.tensor([-9.0, -9.0, -2.2, -9.0, -9.0, -9.0, 1.0], dtype=DT)  # η = 1, …, 0.5
     assert points.chosen(discounts, 30, margin=0.0) == (0.5, 0)  # the best
     assert points.chosen(discounts, 30, margin=1.0) == (1.0, 10)  # 20 rows since τ = 10 beat 5 and 2
     assert points.chosen(discounts, 30, margin=3.5) == (0.97, 0)  # η = 0.97 remembers ~33 rows
     assert points.chosen(torch.zeros(7, dtype=DT), 30, margin=3.0) == (1.0, 0)
+    early = ChangePoints(points.positions, points.scores, points.calibration, WARMUP)
+    assert early.chosen(discounts, 30, margin=0.0) == (1.0, 0)  # not yet warmed up: every row
 
 
 def _jump_run(rounds=40, jump=30, seed=0):

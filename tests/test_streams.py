@@ -29,6 +29,7 @@ PINNED = {
     "wgp_auto_fitted@3": "29b03a7998031973",
     "wgp_auto_fitted@4": "fc0c5a18af9e6e41",  # 24 drifting rounds (versions 1-3: 8 abrupt rounds)
     "wgp_auto_fitted@5": "b9def132237c9232",
+    "wgp_auto_fitted@6": "b9def132237c9232",  # the 24-round probe keeps η = 1 under both
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "wgp_fixed_fitted@2": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",

@@ -30,14 +30,14 @@ STREAM_VERSIONS: dict[str, int] = {
     "igp_ucb": 1,
     "sw_gp_ucb": 1,
     "r_gp_ucb": 1,
-    "wgp_ucb_auto": 2,  # 2: change points
+    "wgp_ucb_auto": 3,  # 2: change points; 3: η = 1 until 10 rows are scored
     # problems and methods of the drifting benchmark against vanilla BoTorch
     "branin": 1,
     "hartmann6": 1,
     "levy4": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 5,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
-    # 5: change points, robust scores, fits from BoTorch's initial noise
+    "wgp_auto_fitted": 6,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
+    # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
     "restart_fitted": 2,  # 2: fits from BoTorch's initial noise

@@ -77,20 +77,6 @@ def competed(
     return scores, calibration, points, discount, since
 
 
-def chosen_discount(scores: torch.Tensor, margin: float = 0.0) -> float:
-    """The largest ``η`` with ``S_η ≥ max S − margin``: with ``margin = 0``, ``argmax_η S_η`` with ties
-    to the larger ``η`` (the grid is in decreasing order).
-
-    Example:
-        >>> chosen_discount(torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64))
-        1.0
-        >>> chosen_discount(torch.tensor([-1.5, 0, 0, 0, 0, 0, 0], dtype=torch.float64), margin=3.0)
-        1.0
-    """
-    near = (scores >= scores.max() - margin).nonzero()
-    return AUTO_DISCOUNTS[int(near[0, 0])]
-
-
 def fit_hyperparameters(
     X: torch.Tensor,
     Y: torch.Tensor,

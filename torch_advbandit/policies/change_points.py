@@ -3,14 +3,15 @@
 An exponential discount forgets the rows after a jump as fast as those before it; after a change
 at ``τ`` the right memory keeps every row since ``τ`` and none before. So besides the discounts,
 the competition of :mod:`~torch_advbandit.discount_selection` holds change points, as in Bayesian
-online change-point detection [Adams2007]. Before each lone observation joins a history of ``m``
-rows (from the :data:`WARMUP`-th on), a candidate ``τ = m`` ("the objective changed just before
-this row") enters with the best score so far. Every candidate then predicts the row from the rows
-since its ``τ`` (``η = 1``; with none, the prior) and keeps the score ``S_τ ← ρS_τ + log p_τ(y)``
-of the discounts, with the same robust density; it competes with ``S_τ`` less the prior log-odds
-against a change, :data:`CHANGE_PENALTY`, which is not forgotten. The :data:`MAX_RECENT` newest candidates are kept, and
-the best-scoring older one. Cost: a Cholesky of at most ``MAX_RECENT`` rows per recent candidate
-per round, and one of the older candidate's rows.
+online change-point detection [Adams2007]. Until :data:`WARMUP` lone rows are scored the memory is
+every row (``η = 1``). From then on, before each lone observation joins a history of ``m`` rows, a
+candidate ``τ = m`` ("the objective changed just before this row") enters with the best score so
+far. Every candidate then predicts the row from the rows since its ``τ`` (``η = 1``; with none,
+the prior) and keeps the score ``S_τ ← ρS_τ + log p_τ(y)`` of the discounts, with the same robust
+density; it competes with ``S_τ`` less the prior log-odds against a change,
+:data:`CHANGE_PENALTY`, which is not forgotten. The :data:`MAX_RECENT` newest candidates are kept,
+and the best-scoring older one. Cost: a Cholesky of at most ``MAX_RECENT`` rows per recent
+candidate per round, and one of the older candidate's rows.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from ..discount_selection import AUTO_DISCOUNTS, CALIBRATION_MEMORY, SCORE_MEMOR
 
 #: The newest change-point candidates kept (the best-scoring older one is kept too).
 MAX_RECENT = 20
-#: Lone observations scored before change points compete: the calibration's memory ``1/(1 − ρ_c)``. Earlier, a
-#: freshly fitted, not yet calibrated model loses to the prior's humble prediction, and a change point right after
-#: the initial design would throw the design away.
+#: Lone observations scored before any memory but every row is chosen and change points compete: the calibration's
+#: memory ``1/(1 − ρ_c)``. Earlier, a freshly fitted, not yet calibrated model loses to the humbler predictions of
+#: the short discounts and of the prior, and forgetting (a change point right after the initial design) would throw
+#: the design away.
 WARMUP = 10
 #: Prior log-odds against a change before any given row: ``log(100)``, a change every 100 rounds a priori.
 CHANGE_PENALTY = math.log(100.0)
@@ -110,7 +112,8 @@ class ChangePoints:
 
     def chosen(self, discount_scores: torch.Tensor, m: int, margin: float) -> tuple[float, int]:
         """``(η, since)`` for a history of ``m`` rows: the longest memory whose competing score (:meth:`competing`)
-        is within ``margin`` of the best.
+        is within ``margin`` of the best; ``(1.0, 0)``, every row, until more than :data:`WARMUP` lone rows have
+        been scored (a freshly fitted, uncalibrated model would lose to the humbler short memories).
 
         A discount ``η`` remembers about ``1/(1 − η)`` rows (``η = 1``: all), a change point ``τ`` the
         ``m − τ`` rows since it; a change point chosen is ``(1.0, τ)``, a discount ``(η, 0)``. Ties go to
@@ -118,11 +121,13 @@ class ChangePoints:
 
         Example:
             >>> cp = ChangePoints(torch.tensor([5]), torch.tensor([0.0], dtype=torch.float64),
-            ...                   torch.ones(1, dtype=torch.float64))
+            ...                   torch.ones(1, dtype=torch.float64), scored=12)
             >>> scores = torch.full((7,), -10.0, dtype=torch.float64)
             >>> cp.chosen(scores, 9, margin=3.0)
             (1.0, 5)
         """
+        if self.scored <= WARMUP:
+            return 1.0, 0
         scores = self.competing(discount_scores)
         memory = [math.inf if eta == 1.0 else 1.0 / (1.0 - eta) for eta in AUTO_DISCOUNTS]
         memory += [float(m - tau) for tau in self.positions.tolist()]

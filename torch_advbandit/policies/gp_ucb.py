@@ -205,12 +205,10 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
         positions = positions[keep]
         X, Y, noise = self.train_X[positions], self.rewards[positions], noise.squeeze(-1)
-        if self.standardize:  # a change point's first row: the scale of every row
-            mean, std = (
-                weighted_stats(Y, (self.lam / noise).log())
-                if Y.numel() > 1 or not self.since
-                else (weighted_stats(self.rewards, torch.zeros_like(self.rewards)))
-            )
+        if self.standardize:  # under two rows since a change point: the scale of every row (as NewRow predicts)
+            few = Y.numel() < 2 and self.since > 0
+            everything = self.rewards, torch.zeros_like(self.rewards)
+            mean, std = weighted_stats(*everything) if few else weighted_stats(Y, (self.lam / noise).log())
             Y, noise = (Y - mean) / std, noise / std**2
         return positions, X, Y, noise
 
@@ -250,12 +248,8 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         and hyperparameters if asked and updating the kept kernel matrix; everything is computed
         first and assigned together at the end."""
         kernel, lam, discount = self.kernel, self.lam, self.discount
-        scores, calibration, points, since = (
-            self.discount_scores,
-            self.discount_calibration,
-            self.change_points,
-            self.since,
-        )
+        scores, calibration = self.discount_scores, self.discount_calibration
+        points, since = self.change_points, self.since
         train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
