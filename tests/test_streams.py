@@ -51,6 +51,7 @@ PINNED = {
     "wgp_ucb@1": "06840f44b8a30db6",
     "wgp_ucb_auto@1": "08538df8cef41e8d",
     "wgp_ucb_auto@2": "08538df8cef41e8d",  # change points enter after 10 scored rounds: the 10-round probe is unchanged
+    "wgp_ucb_auto@3": "20d25067e4c82ee9",
 }
 
 
