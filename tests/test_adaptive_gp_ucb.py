@@ -318,7 +318,7 @@ def test_fits_start_from_botorch_initial_noise():
 
 
 def test_the_automatic_memory_on_a_stationary_benchmark_case_is_vanilla_botorch_round_for_round():
-    """The drifting benchmark's stationary Branin (third seed, 2048 candidates): the memory stays at ``η = 1`` and
+    """The drifting benchmark's stationary Branin (its fourth seed, 2048 candidates): the memory stays at ``η = 1`` and
     every fit starts where BoTorch's does, so the choices are vanilla BoTorch's. (With each fit started from the
     policy's ``lam``, they parted at the eleventh round.)"""
     from torch_advbandit.experiments.botorch_drift import BoTorchDriftTrialConfig
