@@ -133,6 +133,21 @@ def predictive_log_likelihood(
     return log_p, z2
 
 
+def change_point_stats(Y: torch.Tensor, since: int) -> tuple[float, float] | None:
+    """``(mean, std)`` of every row of ``Y`` (``Tensor[m]``, equal weights) when a memory starting at a change point
+    ``since > 0`` holds fewer than two rows (too few for its own scale); ``None`` otherwise. The policy's model and
+    the memories' predictions standardise alike through this.
+
+    Example:
+        >>> Y = torch.tensor([0.0, 2.0, 4.0], dtype=torch.float64)
+        >>> [round(v, 12) for v in change_point_stats(Y, 2)], change_point_stats(Y, 1)
+        ([2.0, 2.0], None)
+    """
+    if since > 0 and Y.numel() - since < 2:
+        return weighted_stats(Y, torch.zeros_like(Y))
+    return None
+
+
 @dataclass(frozen=True)
 class NewRow:
     """A lone new observation ``y`` at a point ``x`` and the ``m`` rows before it: what every memory of
@@ -160,15 +175,41 @@ class NewRow:
 
     def log_density(self, discount: float = 1.0, since: int = 0, variance_scale: float = 1.0) -> tuple[float, float]:
         """``(log p(y), z²)`` (:func:`predictive_log_likelihood` with :data:`OUTLIER_PROBABILITY`) from the rows
-        ``since …  m − 1`` weighted by ``discount^{age}``; with fewer than two such rows, standardised with the
-        statistics of every row."""
-        m = self.Y.numel()
-        rows = slice(since, m)
+        ``since …  m − 1`` weighted by ``discount^{age}``; after a change point with fewer than two such rows,
+        standardised with the statistics of every row (:func:`change_point_stats`)."""
+        rows = slice(since, self.Y.numel())
         Y = self.Y[rows]
         ages = torch.arange(Y.numel() - 1, -1, -1, dtype=Y.dtype, device=Y.device)
-        stats = weighted_stats(self.Y, torch.zeros_like(self.Y)) if self.standardize and m - since < 2 and m else None
+        stats = change_point_stats(self.Y, since) if self.standardize else None
         return predictive_log_likelihood(
             self.K[rows, rows], self.k_new[rows], self.prior_variance, Y, ages, self.y, self.lam, discount,
             standardize=self.standardize, prior_mean=self.prior_mean, variance_scale=variance_scale, stats=stats,
             outlier_probability=OUTLIER_PROBABILITY,
         )  # fmt: skip
+
+    def scored(
+        self,
+        scores: torch.Tensor,
+        calibration: torch.Tensor,
+        memories: list[tuple[float, int]],
+        *,
+        calibrate: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``S_j ← ρ·S_j + log p_j(y)`` and, with ``calibrate``, ``c_j ← ρ_c·c_j + (1 − ρ_c)·z²_j`` for the memories
+        ``(discount, since)`` (:meth:`log_density`, the variance scaled by ``c_j`` when ``calibrate``, else by 1);
+        ``scores`` and ``calibration`` are ``Tensor[len(memories)]``, returned anew.
+
+        Example:
+            >>> row = NewRow(torch.eye(1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64), 1.0,
+            ...              torch.zeros(1, dtype=torch.float64), 0.0, 0.01)
+            >>> s, c = row.scored(torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64),
+            ...                   [(1.0, 0), (1.0, 1)], calibrate=False)
+            >>> s.shape, c.tolist()
+            (torch.Size([2]), [1.0, 1.0])
+        """
+        scale = calibration.tolist() if calibrate else [1.0] * len(memories)
+        new = [self.log_density(eta, since, c) for (eta, since), c in zip(memories, scale, strict=True)]
+        log_p, z2 = (torch.tensor([v[i] for v in new], dtype=scores.dtype, device=scores.device) for i in (0, 1))
+        if calibrate:
+            calibration = CALIBRATION_MEMORY * calibration + (1.0 - CALIBRATION_MEMORY) * z2
+        return SCORE_MEMORY * scores + log_p, calibration.clone()

@@ -17,7 +17,7 @@ from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
 from .._validation import check_positive, check_unit_interval
-from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, CALIBRATION_MEMORY, SCORE_MEMORY, NewRow
+from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, NewRow
 from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
 from .change_points import ChangePoints
 
@@ -46,12 +46,7 @@ def discount_scores(
     """
     if row.Y.numel() == 0:
         return scores.clone(), calibration.clone()
-    scale = calibration.tolist() if calibrate else [1.0] * len(AUTO_DISCOUNTS)
-    new = [row.log_density(eta, 0, c) for eta, c in zip(AUTO_DISCOUNTS, scale, strict=True)]
-    log_p, z2 = (torch.tensor(v, dtype=scores.dtype, device=scores.device) for v in zip(*new, strict=True))
-    if calibrate:
-        calibration = CALIBRATION_MEMORY * calibration + (1.0 - CALIBRATION_MEMORY) * z2
-    return SCORE_MEMORY * scores + log_p, calibration.clone()
+    return row.scored(scores, calibration, [(eta, 0) for eta in AUTO_DISCOUNTS], calibrate=calibrate)
 
 
 def competed(

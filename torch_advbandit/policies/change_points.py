@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..discount_selection import AUTO_DISCOUNTS, CALIBRATION_MEMORY, SCORE_MEMORY, NewRow
+from ..discount_selection import AUTO_DISCOUNTS, NewRow
 
 #: The newest change-point candidates kept (the best-scoring older one is kept too).
 MAX_RECENT = 20
@@ -86,12 +86,8 @@ class ChangePoints:
             positions = torch.cat([positions, torch.tensor([m], device="cpu")])
             scores = torch.cat([scores, everything[best : best + 1]])
             calibration = torch.cat([calibration, entry_calibration])
-        scale = calibration.tolist() if calibrate else [1.0] * positions.numel()
-        new = [row.log_density(1.0, tau, c) for tau, c in zip(positions.tolist(), scale, strict=True)]
-        log_p, z2 = (torch.tensor([v[i] for v in new], dtype=torch.float64, device="cpu") for i in (0, 1))
-        scores = SCORE_MEMORY * scores + log_p
-        if calibrate:
-            calibration = CALIBRATION_MEMORY * calibration + (1.0 - CALIBRATION_MEMORY) * z2
+        memories = [(1.0, tau) for tau in positions.tolist()]
+        scores, calibration = row.scored(scores, calibration, memories, calibrate=calibrate)
         keep = positions > m - MAX_RECENT
         if not bool(keep.all()):  # and the best-scoring older candidate
             older = (~keep).nonzero().squeeze(-1)

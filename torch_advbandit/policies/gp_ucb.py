@@ -20,7 +20,7 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
-from ..discount_selection import AUTO_DISCOUNTS, NewRow, weighted_stats
+from ..discount_selection import AUTO_DISCOUNTS, NewRow, change_point_stats, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
 from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
@@ -205,10 +205,9 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
         positions = positions[keep]
         X, Y, noise = self.train_X[positions], self.rewards[positions], noise.squeeze(-1)
-        if self.standardize:  # under two rows since a change point: the scale of every row (as NewRow predicts)
-            few = Y.numel() < 2 and self.since > 0
-            everything = self.rewards, torch.zeros_like(self.rewards)
-            mean, std = weighted_stats(*everything) if few else weighted_stats(Y, (self.lam / noise).log())
+        if self.standardize:
+            stats = change_point_stats(self.rewards, self.since)  # as the memories' predictions do
+            mean, std = stats if stats is not None else weighted_stats(Y, (self.lam / noise).log())
             Y, noise = (Y - mean) / std, noise / std**2
         return positions, X, Y, noise
 
