@@ -7,7 +7,8 @@ RLS per-round time (median of ``--rounds`` rounds) and one round of exact kernel
 same run, with their ratio (the paper's protocol for exact Exp3 on settings 3–4).
 
 Part 2 — dictionary size ``s_t`` and per-round time against ``n`` on 1-D grids (SE and Matérn-3/2),
-each size in a fresh process so its peak resident memory is its own.
+for the ``paper`` and ``default`` configurations (``CONFIGURATIONS``), each size in a fresh process so
+its peak resident memory is its own.
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ import torch
 
 from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.experiments.runner import machine_info
+from torch_advbandit.experiments.settings import RLS_OPTIONS
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.parameters import paper_parameters
+
+#: ``paper``: Eq. 6's embedding at float64's rank and ``"ridge_squared"`` pivoting, as the experiments
+#: run the policy; ``default``: the library's defaults (truncated embedding, ``"ridge"`` pivoting).
+CONFIGURATIONS = {"paper": RLS_OPTIONS, "default": {}}
 
 
 def timed_rounds(policy, X: torch.Tensor, rounds: int) -> tuple[float, list[float]]:
@@ -59,17 +65,18 @@ def peak_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def make(cls, X, kernel_name, T=1000):
+def make(cls, X, kernel_name, T=1000, **options):
     algorithm = "rls_kernelized_exp3" if cls is RLSKernelizedExp3 else "kernelized_exp3"
     params = paper_parameters(kernel_name, T, 1, algorithm=algorithm)
-    return cls(X, make_kernel(kernel_name, 1), T, **params, generator=torch.Generator().manual_seed(0))
+    return cls(X, make_kernel(kernel_name, 1), T, **params, **options, generator=torch.Generator().manual_seed(0))
 
 
-def one_size(kernel_name: str, n: int, rounds: int) -> dict[str, float]:
-    """Measure one (kernel, n) in a fresh interpreter; returns seconds, mean s_t and peak RSS."""
+def one_size(kernel_name: str, n: int, rounds: int, config: str) -> dict[str, float]:
+    """Measure one (kernel, n, configuration) in a fresh interpreter; returns seconds, mean s_t and peak RSS."""
     code = (
         "import json, sys; sys.path.insert(0, 'benchmarks'); import bench_rls as b; "
-        f"X = b.grid({n}); t, s = b.timed_rounds(b.make(b.RLSKernelizedExp3, X, {kernel_name!r}), X, {rounds}); "
+        f"X = b.grid({n}); p = b.make(b.RLSKernelizedExp3, X, {kernel_name!r}, **b.CONFIGURATIONS[{config!r}]); "
+        f"t, s = b.timed_rounds(p, X, {rounds}); "
         "print(json.dumps(dict(seconds=t, size=sum(s) / len(s), peak=b.peak_gib())))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -81,19 +88,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--skip-exact", action="store_true")
+    parser.add_argument("--configurations", nargs="+", default=list(CONFIGURATIONS), choices=list(CONFIGURATIONS))
+    parser.add_argument("--kernels", nargs="+", default=["se", "matern32"], choices=["se", "matern52", "matern32"])
     args = parser.parse_args()
     print(f"machine: {machine_info()}\n")
 
     print("### Scaling in n (1-D grid, T = 1000 parameters; each size in a fresh process)\n")
-    print("| kernel | n | s / round | mean s_t | s_t / n | peak RSS (GiB) |\n|---|---|---|---|---|---|")
-    for kernel_name in ("se", "matern32"):
-        for n in args.sizes:
-            r = one_size(kernel_name, n, args.rounds)
-            print(
-                f"| {kernel_name} | {n} | {r['seconds']:.3f} | {r['size']:.0f} | {r['size'] / n:.3f} "
-                f"| {r['peak']:.2f} |",
-                flush=True,
-            )
+    print("| kernel | configuration | n | s / round | mean s_t | s_t / n | peak RSS (GiB) |")
+    print("|---|---|---|---|---|---|---|")
+    for kernel_name in args.kernels:
+        for config in args.configurations:
+            for n in args.sizes:
+                r = one_size(kernel_name, n, args.rounds, config)
+                print(
+                    f"| {kernel_name} | {config} | {n} | {r['seconds']:.3f} | {r['size']:.0f} | {r['size'] / n:.3f} "
+                    f"| {r['peak']:.2f} |",
+                    flush=True,
+                )
 
     X = grid(10_000)
     print("\n### Setting 3 (n = 10 000, SE, T = 1000)\n", flush=True)

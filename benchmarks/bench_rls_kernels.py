@@ -2,14 +2,16 @@
 
 Usage: python benchmarks/bench_rls_kernels.py [--n 10000] [--rounds 3] [--profile matern32]
 
-For each kernel: the median seconds of ``--rounds`` rounds (probabilities + select + update, the
-paper's parameters for T = 1000 on the n-point grid of [0, 1]), the round against the SE round of
-the same run, the mean dictionary size ``s_t``, the rank ``r`` of the embedding basis of the last
-dictionary (pivoted Cholesky for smooth kernels, otherwise the eigenvalue cut of ``K_SS`` at
-float64's numerical rank), and the round against a floor unit measured in the same run: one
-``(n × s_t)·(s_t × s_t)`` float64 product, the size of each of the Nyström estimator's
-``n·s·r`` / ``n·r²`` steps when ``r ≈ s_t``. ``--profile K`` prints the cProfile top entries of
-one more round with kernel ``K``.
+For two configurations of the policy — ``paper``: Eq. 6's embedding at float64's numerical rank
+(``embedding_tolerance=0``) and the leverage scores' ``"ridge_squared"`` pivoting, as the
+experiments run it; ``default``: the library's defaults, the truncated embedding (``τ = 10⁻⁴``)
+and ``"ridge"`` pivoting — and each kernel: the median seconds of ``--rounds`` rounds
+(probabilities + select + update, the paper's parameters for T = 1000 on the n-point grid of
+[0, 1]), the round against the SE round of the same configuration and run, the mean dictionary size
+``s_t``, the rank ``r`` of the embedding of the last dictionary, and the round against a floor
+unit measured in the same run: one ``(n × s_t)·(s_t × s_t)`` float64 product, the size of each
+of the Nyström estimator's ``n·s·r`` / ``n·r²`` steps when ``r ≈ s_t``. ``--profile K`` prints the
+cProfile top entries of one more round with kernel ``K`` in each configuration.
 """
 
 from __future__ import annotations
@@ -20,13 +22,24 @@ import io
 import pstats
 import statistics
 
-from bench_rls import gemm_seconds, grid, make, timed_rounds
+from bench_rls import CONFIGURATIONS, gemm_seconds, grid, make, timed_rounds
 
 from torch_advbandit import RLSKernelizedExp3
-from torch_advbandit.embedding import dictionary_basis
+from torch_advbandit.embedding import dictionary_basis, truncated_basis
+from torch_advbandit.estimators.nystrom import DEFAULT_EMBEDDING_TOLERANCE
 from torch_advbandit.experiments.runner import machine_info
 
 LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
+
+
+def basis_rank(policy, X, tau: float) -> int:
+    """Rank of the embedding of the policy's last dictionary (with its current ``P``)."""
+    est, sample = policy.estimator, policy.estimator.last_sample
+    if tau == 0:
+        return dictionary_basis(est.kernel, X[sample.indices])[1].shape[-1]
+    P = policy.probabilities()
+    scale = sample.weights * P[sample.indices].sqrt()
+    return truncated_basis(est.kernel, X[sample.indices], scale, tau * est.ridge)[1].shape[-1]
 
 
 def main() -> None:
@@ -37,29 +50,34 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine_info()}\n")
     X = grid(args.n)
-    print("| kernel | s / round | round / SE round | mean s_t | basis rank r | floor unit (s) | round / floor unit |")
-    print("|---|---|---|---|---|---|---|")
-    se_round, policies = None, {}
-    for name in ("se", "matern52", "matern32"):
-        policy = make(RLSKernelizedExp3, X, name)
-        seconds, sizes = timed_rounds(policy, X, args.rounds)
-        se_round = seconds if se_round is None else se_round
-        s_mean = round(statistics.mean(sizes))
-        last = policy.estimator.last_sample
-        _, R = dictionary_basis(policy.estimator.kernel, X[last.indices])
-        unit = gemm_seconds(args.n, s_mean)
-        print(
-            f"| {LABELS[name]} | {seconds:.3f} | {seconds / se_round:.1f} | {s_mean} | {R.shape[-1]} "
-            f"| {unit:.3f} | {seconds / unit:.1f} |",
-            flush=True,
-        )
-        policies[name] = policy
-    if args.profile:
+    print(
+        "| configuration | kernel | s / round | round / SE round | mean s_t | basis rank r | floor unit (s) "
+        "| round / floor unit |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    profiled = {}
+    for config, options in CONFIGURATIONS.items():
+        tau = options.get("embedding_tolerance", DEFAULT_EMBEDDING_TOLERANCE)
+        se_round = None
+        for name in ("se", "matern52", "matern32"):
+            policy = make(RLSKernelizedExp3, X, name, **options)
+            seconds, sizes = timed_rounds(policy, X, args.rounds)
+            se_round = seconds if se_round is None else se_round
+            s_mean = round(statistics.mean(sizes))
+            unit = gemm_seconds(args.n, s_mean)
+            print(
+                f"| {config} | {LABELS[name]} | {seconds:.3f} | {seconds / se_round:.1f} | {s_mean} "
+                f"| {basis_rank(policy, X, tau)} | {unit:.3f} | {seconds / unit:.1f} |",
+                flush=True,
+            )
+            if name == args.profile:
+                profiled[config] = policy
+    for config, policy in profiled.items():
         profile = cProfile.Profile()
-        profile.runcall(timed_rounds, policies[args.profile], X, 1)
+        profile.runcall(timed_rounds, policy, X, 1)
         out = io.StringIO()
         pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(12)
-        print(f"\ncProfile of one {LABELS[args.profile]} round (top entries by own time):\n")
+        print(f"\ncProfile of one {LABELS[args.profile]} round, {config} (top entries by own time):\n")
         print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:4000])
 
 

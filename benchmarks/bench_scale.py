@@ -39,6 +39,7 @@ import torch
 
 from torch_advbandit.center_selection import FixedSelector, NystromSample
 from torch_advbandit.estimators import ExactIPSEstimator, LowRankIPSEstimator, NystromIPSEstimator
+from torch_advbandit.estimators.nystrom import DEFAULT_EMBEDDING_TOLERANCE
 from torch_advbandit.experiments.runner import machine_info
 from torch_advbandit.kernels import kernel_matrix, make_kernel
 from torch_advbandit.parameters import paper_parameters
@@ -106,13 +107,14 @@ def estimator_rows(setting: int, name: str, X: torch.Tensor, rounds: int, skip_e
         ref,
     )
     del low
-    gen = torch.Generator(device=device).manual_seed(0)
-    rls = NystromIPSEstimator(k, X, c)
-    times, sizes = [], []
-    for _ in range(rounds):
-        times.append(timed(device, rls._estimate, P, i, 1.0, gen))
-        sizes.append(rls.last_sample.size)
-    row(setting, name, "RLS-Nyström", 0.0, times, round(statistics.mean(sizes)), ref)
+    for tau in (0.0, DEFAULT_EMBEDDING_TOLERANCE):  # the same dictionaries (same generator seed) for both
+        gen = torch.Generator(device=device).manual_seed(0)
+        rls = NystromIPSEstimator(k, X, c, embedding_tolerance=tau)
+        times, sizes = [], []
+        for _ in range(rounds):
+            times.append(timed(device, rls._estimate, P, i, 1.0, gen))
+            sizes.append(rls.last_sample.size)
+        row(setting, name, f"RLS-Nyström, τ = {tau:g}", 0.0, times, round(statistics.mean(sizes)), ref)
     if device.type == "cuda":
         torch.cuda.empty_cache()
 
@@ -216,7 +218,10 @@ def precision_estimators(k, X, c, dtype, sample):
     return [
         ("exact", ExactIPSEstimator(k, X, c)),
         (f"low-rank (r = {low.factor.rank})", low),
-        (f"RLS-Nyström (s = {sample.size})", NystromIPSEstimator(k, X, c, selector=FixedSelector(fixed))),
+        (
+            f"RLS-Nyström (s = {sample.size})",
+            NystromIPSEstimator(k, X, c, selector=FixedSelector(fixed), embedding_tolerance=0.0),
+        ),
     ]
 
 

@@ -275,6 +275,20 @@ CASES = [
         r"delta must lie in \(0, 1\)",
     ),
     (
+        "RLSKernelizedExp3",
+        "embedding_tolerance outside [0, 1)",
+        lambda: RLSKernelizedExp3(X, K, 10, **EXP3, embedding_tolerance=1.0),
+        ValueError,
+        r"embedding_tolerance must lie in \[0, 1\)",
+    ),
+    (
+        "RLSKernelizedExp3",
+        "embedding_tolerance not a number",
+        lambda: RLSKernelizedExp3(X, K, 10, **EXP3, embedding_tolerance="1e-4"),
+        TypeError,
+        "embedding_tolerance must be a real number",
+    ),
+    (
         "APGExp3",
         "admissible_error ≤ 0",
         lambda: APGExp3(X, K, 10, admissible_error=0.0),

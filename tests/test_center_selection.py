@@ -15,6 +15,7 @@ from torch_advbandit.center_selection import (
     approximate_leverage_scores,
     recursive_rls_nystrom,
 )
+from torch_advbandit.embedding import dictionary_basis, truncated_basis
 from torch_advbandit.estimators import NystromIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.parameters import paper_parameters
@@ -53,9 +54,10 @@ def test_spectral_guarantee_with_real_compression():
     assert torch.linalg.eigvalsh(Kt - approx).max().item() <= c
 
 
+@pytest.mark.parametrize("rule", ["ridge", "ridge_squared"])
 @pytest.mark.parametrize("name", ["se", "matern32"])
 @pytest.mark.parametrize("m", [60, 600], ids=["cholesky-path", "eigen-path"])
-def test_leverage_scores_match_the_dense_definition_and_truncation_only_raises_them(name, m, device):
+def test_leverage_scores_match_the_dense_definition_and_truncation_only_raises_them(name, m, rule, device):
     """Dense ``(3/2c)(K̃_ii − K̃_iS W (W K̃_SS W + cI)⁻¹ W K̃_Si)``; the ``m ≥ 4s`` path cuts eigenvalues."""
     n, c = 600, 1e-3
     X = grid(n).to(device)
@@ -73,7 +75,7 @@ def test_leverage_scores_match_the_dense_definition_and_truncation_only_raises_t
     exact = approximate_leverage_scores(k, X, sq, wd, rows, sample, c, eigen_tolerance=0.0)
     torch.testing.assert_close(exact, dense, rtol=1e-7, atol=1e-9 * float(dense.max()))
     tol = 1e-2
-    cut = approximate_leverage_scores(k, X, sq, wd, rows, sample, c, eigen_tolerance=tol)
+    cut = approximate_leverage_scores(k, X, sq, wd, rows, sample, c, eigen_tolerance=tol, pivot_rule=rule)
     bound = 1.5 * tol * wd[rows] / c
     slack = 1e-9 * float(dense.max())
     assert bool((cut >= exact - slack).all()) and bool((cut <= exact + bound + slack).all())
@@ -224,27 +226,48 @@ def test_float32_nystrom_estimate_is_close_to_float64(name):
     assert float(((w32.double() - w64) / w64).abs().max()) < 1e-3
 
 
-def test_leverage_scores_eigen_fallback_when_the_pivoted_rank_exceeds_its_cap(monkeypatch):
-    """Matérn-3/2 with a strict cut needs > 128 pivots: the eigenbasis path runs, still one-sided."""
+@pytest.mark.parametrize("rule, n, size, tol", [("ridge_squared", 1500, 300, 1e-6), ("ridge", 3000, 700, 1e-12)])
+def test_leverage_scores_eigen_fallback_when_the_pivoted_rank_exceeds_its_cap(monkeypatch, rule, n, size, tol):
+    """Matérn-3/2 with a strict cut needs more pivots than the cap: the eigenbasis path runs, still one-sided."""
     import torch_advbandit.nystrom as nystrom_module
 
     calls = []
     real = nystrom_module.pivoted_cholesky
 
-    def spy(*args):
-        out = real(*args)
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
         calls.append(out is None)
         return out
 
     monkeypatch.setattr(nystrom_module, "pivoted_cholesky", spy)
-    n, c, tol = 1500, 1e-3, 1e-6
+    c = 1e-3
     X = grid(n)
     P = random_probs(n, 9)
     g = torch.Generator().manual_seed(4)
-    sample = NystromSample(torch.randperm(n, generator=g)[:300], torch.ones(300, dtype=DT))
+    sample = NystromSample(torch.randperm(n, generator=g)[:size], torch.ones(size, dtype=DT))
     k, rows = make_kernel("matern32", 1), torch.arange(n)
     exact = approximate_leverage_scores(k, X, P.sqrt(), P, rows, sample, c, eigen_tolerance=0.0)
-    cut = approximate_leverage_scores(k, X, P.sqrt(), P, rows, sample, c, eigen_tolerance=tol)
+    cut = approximate_leverage_scores(k, X, P.sqrt(), P, rows, sample, c, eigen_tolerance=tol, pivot_rule=rule)
     assert calls == [True]  # the pivoted attempt gave up; the eigenbasis path produced `cut`
     slack = 1e-9 * float(exact.max())
     assert bool((cut >= exact - slack).all()) and bool((cut <= exact + 1.5 * tol * P / c + slack).all())
+
+
+@pytest.mark.parametrize("max_pivots", [512, 4])  # pivoted Cholesky, and the eigenvalue cut when pivots run out
+def test_truncated_basis_leaves_out_at_most_its_energy(max_pivots):
+    """docs/algorithms.rst §5: ``‖(I − Π_V)C_S(I − Π_V)‖ ≤ τc`` for a real weighted RLS dictionary."""
+    n, c, tau = 2000, 5e-3, 1e-3
+    X = grid(n)
+    P = random_probs(n, 4)
+    k = make_kernel("matern32", 1)
+    sample = recursive_rls_nystrom(k, X, c, probs=P, generator=torch.Generator().manual_seed(5))
+    S = X[sample.indices]
+    scale = sample.weights * P[sample.indices].sqrt()
+    S_J, R = truncated_basis(k, S, scale, tau * c, max_pivots=max_pivots)
+    K_SS = oracle_kernel("matern32", S, S, 0.3)
+    B = scale[:, None] * K_SS * scale[None, :]
+    projected = scale[:, None] * (oracle_kernel("matern32", S, S_J, 0.3) @ R)  # E·ϕ(S): coordinates on V
+    dropped = torch.linalg.eigvalsh(B - projected @ projected.mT)
+    assert float(dropped.max()) <= tau * c * (1 + 1e-8) and float(dropped.min()) >= -1e-12
+    _, R_full = dictionary_basis(k, S)
+    assert R.shape[-1] < R_full.shape[-1] / 4  # far fewer directions than the dictionary's numerical rank

@@ -61,3 +61,23 @@ def test_prepare_kernel_copies_to_candidates_and_checks_bound():
         prepare_kernel(big, X32.double())
     with pytest.raises(TypeError, match="kernel must be a gpytorch"):
         prepare_kernel(lambda a, b: a @ b.T, X32)
+
+
+@pytest.mark.parametrize("nu", [1.5, 2.5])
+@pytest.mark.parametrize("d", [1, 2, 6])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_matern_blocks_equal_gpytorch_bit_for_bit(nu, d, dtype):
+    """kernel_matrix's copy-free Matérn path gives the same bits as the kernel's own forward (records depend on it)."""
+    g = torch.Generator().manual_seed(d)
+    X, Y = torch.rand(300, d, generator=g, dtype=DT).to(dtype), torch.rand(170, d, generator=g, dtype=DT).to(dtype)
+    kernel = gpytorch.kernels.MaternKernel(nu=nu).to(dtype)
+    kernel.lengthscale = 0.37
+    with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+        blocks = torch.cat([kernel(X[i : i + 64], Y).to_dense() for i in range(0, 300, 64)])  # the same row blocks
+        assert torch.equal(kernel_matrix(kernel, X, Y, block_entries=170 * 64), blocks)
+        square = kernel(X, X).to_dense()  # one block
+        square.diagonal().copy_(kernel(X, X, diag=True))
+        assert torch.equal(kernel_matrix(kernel, X), square)
+    ard = gpytorch.kernels.MaternKernel(nu=nu, ard_num_dims=d).to(dtype)  # another path of GPyTorch's: its forward
+    with torch.no_grad():
+        torch.testing.assert_close(kernel_matrix(ard, X, Y), ard(X, Y).to_dense())

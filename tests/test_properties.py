@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from torch_advbandit import KernelizedExp3, RLSKernelizedExp3
 from torch_advbandit.center_selection import NystromSample
+from torch_advbandit.embedding import nystrom_features
 from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate, nystrom_ips_estimate
 from torch_advbandit.kernels import kernel_diag, make_kernel
 from torch_advbandit.models import discounted_gp
@@ -89,6 +90,35 @@ def test_nystrom_with_the_full_dictionary_equals_exact(X, name, ell, c, y, data)
     f_hat, width = nystrom_ips_estimate(k, X, P, i, y, c, full)
     assert float((f_hat - f_ref).abs().max()) <= 1e-7 * abs(y) / c
     assert float(((width - w_ref).abs() / w_ref).max()) <= 1e-6
+
+
+@given(
+    X=candidate_sets(max_n=80),
+    name=kernel_names,
+    ell=lengthscales,
+    c=ridges,
+    y=rewards,
+    tau=st.sampled_from([1e-1, 1e-2, 1e-4]),
+    data=st.data(),
+)
+def test_truncated_nystrom_with_the_full_dictionary_is_within_its_documented_bound(X, name, ell, c, y, tau, data):
+    """docs/algorithms.rst §5: ``K̃ − K̃_V ⪯ τc·I``; squared widths within ``1 + √τ + τ`` of exact; ``f̃`` in its bound."""
+    n = X.shape[0]
+    P, i, k = round_inputs(data, X, name, ell, drawn_from_support=True)
+    full = NystromSample(torch.arange(n), torch.ones(n, dtype=DT))
+    f_ref, w_ref = exact_ips_estimate(k, X, P, i, y, c)
+    f_hat, width = nystrom_ips_estimate(k, X, P, i, y, c, full, embedding_tolerance=tau)
+    phi = nystrom_features(k, X, P, full, energy=tau * c)
+    sq = P.sqrt()
+    K = k(X, X).to_dense()
+    dropped = sq[:, None] * (K - phi @ phi.mT) * sq[None, :]
+    assert float(torch.linalg.eigvalsh(dropped).max()) <= tau * c * (1 + 1e-6) + 1e-12
+    eps = math.sqrt(tau) + tau
+    ratio = width.square() / w_ref.square()
+    assert float(ratio.max()) <= (1 + eps) * (1 + 1e-6) and float(ratio.min()) >= (1 - 1e-6) / (1 + eps)
+    residual = (kernel_diag(k, X) - phi.square().sum(-1)).clamp_min(0.0).sqrt()
+    bound = abs(y) * (eps * w_ref * w_ref[i] + residual * residual[i] / c) + 1e-7 * abs(y) / c
+    assert bool(((f_hat - f_ref).abs() <= bound).all())
 
 
 @given(X=candidate_sets(), name=kernel_names, ell=lengthscales, c=ridges, y=rewards, data=st.data())

@@ -43,6 +43,7 @@ PINNED = {
     "lower_bound@1": "730528e9ceb54410",
     "r_gp_ucb@1": "8aa7253b50bcfc60",
     "rls_kernelized_exp3@1": "a510a8ebdd0b6913",
+    "rls_kernelized_exp3_truncated@1": "4f3b27daee4debf6",
     "rls_kernelized_exp3_derived@1": "8fb640daabbc531c",
     "rls_kernelized_exp3_derived@2": "1a9a767addb43b61",
     "slow@1": "ce386cfa6d84a626",
@@ -94,3 +95,26 @@ def test_output_matches_the_pinned_digest_of_its_version(component):
         f"the output of {component!r} changed ({got}): bump STREAM_VERSIONS[{component!r}] "
         f"and pin the new digest as PINNED['{component}@<new version>'] = {got!r}"
     )
+
+
+#: (component, version) → digest of three rounds on setting 3 (10 000 points), where Alg. 3's recursion
+#: samples the dictionary: the tiny trials above use 400-point sets, which the recursion keeps whole.
+RECURSION_PINNED = {  # the same three rounds: for SE the truncation moves P_t below the sixth digit
+    "rls_kernelized_exp3@1": "abacc38081d87843",
+    "rls_kernelized_exp3_truncated@1": "abacc38081d87843",
+}
+
+
+@pytest.mark.parametrize("component", ["rls_kernelized_exp3", "rls_kernelized_exp3_truncated"])
+def test_rls_dictionaries_on_a_set_the_recursion_samples_match_the_pinned_digest(component):
+    torch.set_num_threads(1)
+    X = torch.linspace(0, 1, 10_000, dtype=torch.float64).unsqueeze(-1)
+    policy = POLICIES[component](X, "se", 1000, torch.Generator().manual_seed(0))
+    trace = []
+    for _ in range(3):
+        i = policy.select()
+        policy.update(i, float(torch.sin(7 * X[i, 0])))
+        trace.append([i, policy.estimator.last_sample.size, f"{float(policy.probabilities().max()):.6g}"])
+    got = hashlib.sha256(json.dumps(trace).encode()).hexdigest()[:16]
+    name = f"{component}@{STREAM_VERSIONS[component]}"
+    assert RECURSION_PINNED.get(name) == got, f"the dictionaries of {name} changed ({got}): bump its stream version"

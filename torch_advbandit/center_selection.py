@@ -15,8 +15,10 @@ from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
-from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel
+from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel, reusable_blocks
 from .linalg import capacitance_solve, low_rank_plus_diagonal, pivoted_cholesky
+
+PIVOT_RULES = ("ridge", "ridge_squared")  #: the stand-in's stopping rules (:func:`approximate_leverage_scores`)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ def approximate_leverage_scores(
     ridge: float,
     *,
     eigen_tolerance: float = 1e-4,
+    pivot_rule: str = "ridge",
     block_entries: int = DEFAULT_BLOCK_ENTRIES,
 ) -> torch.Tensor:
     """``l̃_i = (3/(2c))·(K̃_ii − K̃_{i,S} W (W K̃_{S,S} W + cI)⁻¹ W K̃_{S,i})`` for ``i ∈ rows`` (Alg. 3).
@@ -70,17 +73,18 @@ def approximate_leverage_scores(
     ``m × s`` block. Cost ``O(m·s² + s³)``, memory ``O(block·s)``. Returns ``Tensor[m]`` (clamped at 0).
 
     With ``eigen_tolerance > 0``, ``B = W K̃_{S,S} W`` is replaced by a rank-``r`` stand-in that can
-    only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` — a
-    fraction ``eigen_tolerance`` of the largest value a score can take — so [Musco2017]'s
-    guarantee holds (over-estimates only enlarge the expected dictionary, here by at most
-    ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total):
+    only *raise* the scores, by at most ``1.5·eigen_tolerance·K̃_ii/c`` (that fraction of a score's
+    largest value), so [Musco2017]'s guarantee holds (over-estimates only enlarge the expected
+    dictionary, here by at most ``1.5·eigen_tolerance·Σ_i K̃_ii/c`` scores in total):
 
-    - pivoted Cholesky ``B = LLᵀ + E`` with ``trace E ≤ τ = eigen_tolerance·c²/trace B``; since
-      ``B + cI ⪯ LLᵀ + (c + trace E)I``, the Woodbury form
-      ``cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'`` under-states the subtracted term by at most
-      ``τ‖c_i‖²/c² ≤ τ·K̃_ii·trace(B)/c²``. Cost ``O(m·s·r + s·r²)``, no ``s³`` term; used at
-      every level where ``r ≤ 256`` suffices (tens for the SE kernel, against ``s ≈ 10³`` with the
-      theory constants);
+    - pivoted Cholesky ``B = LLᵀ + Δ`` with ``t = trace Δ ≤ eigen_tolerance·c`` (``pivot_rule="ridge"``,
+      up to 512 pivots). With ``c_i = E k_S(x_i)``, ``M₁ = B + cI ⪯ LLᵀ + (c + t)I = M₂``: the Woodbury
+      form of ``c_iᵀM₂⁻¹c_i`` under-states ``c_iᵀM₁⁻¹c_i`` by ``c_iᵀM₁⁻¹(tI − Δ)M₂⁻¹c_i ≤ t·k(x_i, x_i)/c``,
+      since ``0 ⪯ tI − Δ ⪯ tI`` and ``‖M⁻¹c_i‖² ≤ c_iᵀB⁺c_i/c ≤ k(x_i, x_i)/c`` for both (the Gram
+      matrix of the dictionary's features and ``ψ(x_i)`` is PSD); times ``3P_i/(2c)``, the bound
+      above. ``"ridge_squared"`` stops at ``t ≤ eigen_tolerance·c²/trace B`` (up to 256 pivots), from
+      the cruder ``t·‖c_i‖²/c² ≤ t·K̃_ii·trace(B)/c²``: more pivots, and the eigenbasis below for
+      rough kernels. Cost ``O(m·s·r + s·r²)``: tens of pivots for SE, a few hundred for Matérn-3/2;
     - otherwise, when ``m ≥ 4s`` (the top of the recursion), the eigenbasis ``UΛUᵀ = B``
       restricted to eigenvalues ``> eigen_tolerance·c`` (else the exact Cholesky form above):
       ``(u_jᵀ W K̃_{S,i})² ≤ λ_j·K̃_ii`` (the weighted Gram matrix of ``S ∪ {i}`` is PSD) bounds
@@ -96,6 +100,7 @@ def approximate_leverage_scores(
         ridge: ``c > 0``.
         eigen_tolerance: the largest score increase allowed, as a fraction of a score's maximum
             ``1.5·K̃_ii/c`` (``0``: exact scores, no rank-``r`` stand-in).
+        pivot_rule: ``"ridge"`` (default) or ``"ridge_squared"`` (the experiments' records), as above.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -106,6 +111,8 @@ def approximate_leverage_scores(
         >>> bool((l >= 0).all()) and float(l.sum()) < 1.5 * 50
         True
     """
+    if pivot_rule not in PIVOT_RULES:
+        raise ValueError(f"pivot_rule must be one of {PIVOT_RULES}, got {pivot_rule!r}")
     diag = weighted_diag[rows]
     if sample.size == 0:
         return 1.5 * diag / ridge
@@ -114,8 +121,12 @@ def approximate_leverage_scores(
     B = kernel_matrix(kernel, S, block_entries=block_entries).mul_(scale.unsqueeze(-1)).mul_(scale.unsqueeze(-2))
     whiten = L = None
     trace = float(B.diagonal().sum())
-    tau = eigen_tolerance * ridge**2 / trace if trace > 0 else 0.0
-    low_rank = pivoted_cholesky(B, tau / sample.size, min(sample.size, 256)) if tau > 0 else None
+    if pivot_rule == "ridge":
+        tau = eigen_tolerance * ridge if trace > 0 else 0.0
+        low_rank = pivoted_cholesky(B, tau, min(sample.size, 512), trace=True) if tau > 0 else None
+    else:
+        tau = eigen_tolerance * ridge**2 / trace if trace > 0 else 0.0
+        low_rank = pivoted_cholesky(B, tau / sample.size, min(sample.size, 256)) if tau > 0 else None
     if low_rank is not None:  # B ⪯ LLᵀ + τI: (B + cI)⁻¹ ⪰ (LLᵀ + c'I)⁻¹, c' = c + trace(B − LLᵀ)
         _, Lb, residual = low_rank
         shifted = ridge + float(residual.sum())
@@ -130,9 +141,11 @@ def approximate_leverage_scores(
         L = psd_safe_cholesky(B)
     out = torch.empty_like(diag)
     step = max(1, block_entries // max(1, sample.size))
+    buffer = reusable_blocks(min(step, rows.numel()), sample.size, diag)  # one allocation for the s × b blocks
     for start in range(0, rows.numel(), step):
         blk = rows[start : start + step]
-        C = kernel_matrix(kernel, S, candidates[blk], block_entries=block_entries).mul_(scale.unsqueeze(-1))  # s × b
+        C = buffer(blk.numel()).view(sample.size, -1)
+        kernel_matrix(kernel, S, candidates[blk], block_entries=block_entries, out=C).mul_(scale.unsqueeze(-1))
         Q = torch.linalg.solve_triangular(L, C, upper=False) if L is not None else whiten @ C
         quad = Q.mul_(Q).sum(-2)
         if low_rank is not None:  # Woodbury: cᵀ(LLᵀ + c'I)⁻¹c = (‖c‖² − ‖R⁻¹Lᵀc‖²)/c'
@@ -181,6 +194,8 @@ class RecursiveRLSSelector(LandmarkSelector):
         eigen_tolerance: scores are computed against a rank-``r`` stand-in for ``W K̃_{S,S} W``
             that can raise each by at most ``eigen_tolerance`` of its maximum and never lowers it
             (see :func:`approximate_leverage_scores`), so the guarantee is kept. ``0`` disables it.
+        pivot_rule: the stand-in's pivoting rule, ``"ridge"`` (default) or ``"ridge_squared"``
+            (:func:`approximate_leverage_scores`).
         block_entries: entries per kernel block (memory bound).
 
     Example:
@@ -197,6 +212,7 @@ class RecursiveRLSSelector(LandmarkSelector):
     base_constant: float = 192.0
     oversampling_constant: float = 16.0
     eigen_tolerance: float = 1e-4
+    pivot_rule: str = "ridge"
     block_entries: int = DEFAULT_BLOCK_ENTRIES
 
     def __post_init__(self) -> None:
@@ -206,6 +222,8 @@ class RecursiveRLSSelector(LandmarkSelector):
         check_positive(self.oversampling_constant, "oversampling_constant")
         if not isinstance(self.eigen_tolerance, (int, float)) or not 0.0 <= self.eigen_tolerance < 1.0:
             raise ValueError(f"eigen_tolerance must lie in [0, 1), got {self.eigen_tolerance!r}")
+        if self.pivot_rule not in PIVOT_RULES:
+            raise ValueError(f"pivot_rule must be one of {PIVOT_RULES}, got {self.pivot_rule!r}")
         check_int(self.block_entries, "block_entries", minimum=1)
 
     def select(self, kernel, candidates, ridge, probs, generator) -> NystromSample:
@@ -231,6 +249,7 @@ class RecursiveRLSSelector(LandmarkSelector):
             inner,
             ridge,
             eigen_tolerance=self.eigen_tolerance,
+            pivot_rule=self.pivot_rule,
             block_entries=self.block_entries,
         )
         total = float(scores.sum())

@@ -205,7 +205,7 @@ class LowRankKernelFactor:
 
 
 def pivoted_cholesky(
-    A: torch.Tensor, tol: float, max_rank: int
+    A: torch.Tensor, tol: float, max_rank: int, *, trace: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
     """``A ≈ LLᵀ`` (``A``: PSD ``s × s``, ``L``: ``s × r``) by greedy pivoting until ``max diag(A − LLᵀ) ≤ tol``.
 
@@ -215,6 +215,8 @@ def pivoted_cholesky(
     dense ``A``. A hopeless attempt stops early: at 64 pivots the largest residual is extrapolated
     to ``max_rank`` along the power law it followed since 32 pivots (slower than any smooth kernel's
     decay, so those are never stopped), and if that still misses ``tol`` by 10³ it gives up.
+    With ``trace=True`` it stops once ``trace(A − LLᵀ) ≤ tol`` instead (so ``‖A − LLᵀ‖ ≤ tol``),
+    without the early give-up.
 
     Example:
         >>> A = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
@@ -223,8 +225,10 @@ def pivoted_cholesky(
         (True, True)
     """
     s = A.shape[-1]
-    d = A.diagonal().clone()
     rank = max(0, min(max_rank, s))
+    if trace:
+        return _pivoted_cholesky_to_trace(A, tol, rank)
+    d = A.diagonal().clone()
     L = A.new_zeros(s, rank)
     pivots = torch.zeros(rank, dtype=torch.long, device=A.device)
     for k in range(rank + 1):
@@ -243,6 +247,26 @@ def pivoted_cholesky(
         L[:, k] = col
         pivots[k] = j
         d = (d - col.square()).clamp_min_(0.0)
+        d[j] = 0.0
+    return None
+
+
+def _pivoted_cholesky_to_trace(A: torch.Tensor, tol: float, rank: int):
+    """:func:`pivoted_cholesky` with ``trace=True``: the factor is built row-wise (``r × s``, each new
+    column of ``L`` contiguous), and the residual diagonal is updated in place."""
+    d = A.diagonal().clone()
+    Lt = A.new_zeros(rank, A.shape[-1])
+    pivots: list[int] = []
+    for k in range(rank + 1):
+        if float(d.sum()) <= tol:
+            return torch.tensor(pivots, dtype=torch.long, device=A.device), Lt[:k].mT.contiguous(), d
+        if k == rank:
+            return None
+        largest, j = torch.max(d, 0)
+        j = int(j)
+        row = torch.sub(A[j], Lt[:k, j] @ Lt[:k], out=Lt[k]).mul_(float(largest) ** -0.5)
+        pivots.append(j)
+        d.addcmul_(row, row, value=-1.0).clamp_min_(0.0)
         d[j] = 0.0
     return None
 

@@ -9,14 +9,23 @@ from __future__ import annotations
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_candidates, check_int, check_positive
+from .._validation import check_candidates, check_int, check_positive, check_real
 from ..center_selection import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
 from ..embedding import dictionary_basis, nystrom_features
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, prepare_kernel
 from ..linalg import capacitance_solve, low_rank_plus_diagonal
 from .base import IPSEstimator
 
-__all__ = ["NystromIPSEstimator", "dictionary_basis", "nystrom_features", "nystrom_ips_estimate"]
+__all__ = [
+    "DEFAULT_EMBEDDING_TOLERANCE",
+    "NystromIPSEstimator",
+    "dictionary_basis",
+    "nystrom_features",
+    "nystrom_ips_estimate",
+]
+
+DEFAULT_EMBEDDING_TOLERANCE = 1e-4
+"""``τ``: the embedding may leave out ``τ·c`` of the weighted dictionary's energy (docs/algorithms.rst §5)."""
 
 
 class NystromIPSEstimator(IPSEstimator):
@@ -27,9 +36,18 @@ class NystromIPSEstimator(IPSEstimator):
         f̃_t(x)  = y_t · ϕ(x)ᵀ M_t⁻¹ ϕ(x_t)
         σ̃_t²(x) = (k(x,x) − ‖ϕ(x)‖²)/c + ϕ(x)ᵀ M_t⁻¹ ϕ(x)
 
-    which are [Iwazaki2026] Eqs. 6–7 with the ``1/sqrt(P)`` factors cancelled. Cost ``O(n·s² + s³)`` per
-    round, memory ``O(n·s)``; never an ``n × n`` matrix. With the full dictionary (``S = I``)
-    both equal the exact estimator to rounding.
+    which are [Iwazaki2026] Eqs. 6–7 with the ``1/sqrt(P)`` factors cancelled. Memory ``O(n·r)``;
+    never an ``n × n`` matrix.
+
+    ``ϕ`` is truncated to a subspace ``V`` of the dictionary's span that leaves out at most ``τ·c``
+    of its weighted features' energy (``τ = embedding_tolerance``, docs/algorithms.rst §5): the
+    guarantee of the dictionary, ``K̃ − K̃_S ⪯ c·I``, becomes ``K̃ − K̃_V ⪯ (1 + 2τ)c·I``. Then
+    ``r`` follows the weighted kernel's spectrum above ``τc`` (tens to a few hundred directions)
+    instead of the dictionary's numerical rank (``r ≈ s`` for Matérn-3/2), and a round costs
+    ``O(n·r² + s·r²)`` after the dictionary. ``τ = 0`` keeps every direction to float64's rank
+    (Eq. 6 as written; ``O(n·s·r + s³)``): with the full dictionary (``S = I``) both quantities then
+    equal the exact estimator to rounding, and with ``τ > 0`` the squared widths stay within a factor
+    ``1 + √τ + τ`` of it.
 
     Args:
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
@@ -37,6 +55,8 @@ class NystromIPSEstimator(IPSEstimator):
         ridge: ``c = λ / T``.
         selector: a :class:`~torch_advbandit.center_selection.LandmarkSelector`; default
             :class:`~torch_advbandit.center_selection.RecursiveRLSSelector` with ``δ = 0.1``.
+        block_entries: kernel entries evaluated at once (memory bound).
+        embedding_tolerance: ``τ ∈ [0, 1)`` (default ``10⁻⁴``).
 
     Attributes:
         last_sample: the dictionary drawn in the latest round (for diagnostics).
@@ -57,10 +77,14 @@ class NystromIPSEstimator(IPSEstimator):
         *,
         selector: LandmarkSelector | None = None,
         block_entries: int = DEFAULT_BLOCK_ENTRIES,
+        embedding_tolerance: float = DEFAULT_EMBEDDING_TOLERANCE,
     ) -> None:
         self.candidates = check_candidates(candidates)
         self.kernel = prepare_kernel(kernel, self.candidates)
         self.ridge = check_positive(ridge, "ridge")
+        self.embedding_tolerance = check_real(embedding_tolerance, "embedding_tolerance")
+        if not 0.0 <= self.embedding_tolerance < 1.0:
+            raise ValueError(f"embedding_tolerance must lie in [0, 1), got {self.embedding_tolerance}")
         self.selector = RecursiveRLSSelector() if selector is None else selector
         self.block_entries = check_int(block_entries, "block_entries", minimum=1)
         self.k_diag = kernel_diag(self.kernel, self.candidates)
@@ -89,7 +113,9 @@ class NystromIPSEstimator(IPSEstimator):
 
         ``index``/``reward`` may be ``LongTensor[q]``/``Tensor[q]``: ``f_hat`` is then ``Σ_j f̂(·; x_j, y_j)``.
         """
-        phi = nystrom_features(self.kernel, self.candidates, probs, sample, block_entries=self.block_entries)
+        energy = self.embedding_tolerance * self.ridge
+        blocks = self.block_entries
+        phi = nystrom_features(self.kernel, self.candidates, probs, sample, energy=energy, block_entries=blocks)
         residual = (self.k_diag - torch.linalg.vector_norm(phi, dim=-1).square()).clamp_min_(0.0).div_(self.ridge)
         if phi.shape[-1] == 0:
             return torch.zeros_like(self.k_diag), residual.sqrt_()
@@ -109,8 +135,13 @@ def nystrom_ips_estimate(
     reward: float,
     ridge: float,
     sample: NystromSample,
+    *,
+    embedding_tolerance: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Functional form of one Nyström estimate ([Iwazaki2026], Eqs. 6–7) with a given dictionary.
+
+    By default the embedding spans the dictionary at float64's rank (Eq. 6 as written); pass
+    ``embedding_tolerance`` for the truncated embedding of :class:`NystromIPSEstimator`.
 
     Args:
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
@@ -120,6 +151,7 @@ def nystrom_ips_estimate(
         reward: ``y_t``.
         ridge: ``c`` (``λ / T``).
         sample: the :class:`~torch_advbandit.center_selection.NystromSample`.
+        embedding_tolerance: ``τ ∈ [0, 1)``; ``0`` keeps every direction of the dictionary.
 
     Returns:
         ``(f_hat, width)``, both ``Tensor[n]``.
@@ -134,4 +166,7 @@ def nystrom_ips_estimate(
     """
     if not isinstance(sample, NystromSample):
         raise TypeError(f"sample must be a NystromSample, got {type(sample).__name__}")
-    return NystromIPSEstimator(kernel, candidates, ridge, selector=FixedSelector(sample)).estimate(probs, index, reward)
+    estimator = NystromIPSEstimator(
+        kernel, candidates, ridge, selector=FixedSelector(sample), embedding_tolerance=embedding_tolerance
+    )
+    return estimator.estimate(probs, index, reward)

@@ -60,7 +60,20 @@ def _kernelized_exp3(candidates, kernel_name, horizon, generator):
     return KernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **params, generator=generator)
 
 
+#: The experiments' RLS policies keep Eq. 6's embedding at float64's numerical rank, as the paper
+#: computes it, and the leverage scores' ``"ridge_squared"`` pivoting: the dictionaries of the
+#: committed records (the library's defaults truncate the embedding and pivot less).
+RLS_OPTIONS = {"embedding_tolerance": 0.0, "pivot_rule": "ridge_squared"}
+
+
 def _rls_kernelized_exp3(candidates, kernel_name, horizon, generator):
+    d = candidates.shape[-1]
+    params = paper_parameters(kernel_name, horizon, d, algorithm="rls_kernelized_exp3")
+    kernel = make_kernel(kernel_name, d)
+    return RLSKernelizedExp3(candidates, kernel, horizon, **params, **RLS_OPTIONS, generator=generator)
+
+
+def _rls_kernelized_exp3_truncated(candidates, kernel_name, horizon, generator):
     d = candidates.shape[-1]
     params = paper_parameters(kernel_name, horizon, d, algorithm="rls_kernelized_exp3")
     return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **params, generator=generator)
@@ -73,7 +86,7 @@ def _kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
 
 def _rls_kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
     d = candidates.shape[-1]
-    return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, generator=generator)
+    return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **RLS_OPTIONS, generator=generator)
 
 
 def _kernelized_exp3_anytime(candidates, kernel_name, horizon, generator):
@@ -94,6 +107,8 @@ def _uniform(candidates, kernel_name, horizon, generator):
 POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]] = {
     "kernelized_exp3": _kernelized_exp3,
     "rls_kernelized_exp3": _rls_kernelized_exp3,
+    # the paper's parameters with the library's defaults: truncated embedding, "ridge" pivoting
+    "rls_kernelized_exp3_truncated": _rls_kernelized_exp3_truncated,
     "apg_exp3": _apg_exp3,
     "uniform": _uniform,
     # the same algorithms with parameters derived from the candidate set (parameters.derived_parameters)
@@ -107,6 +122,7 @@ POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]]
 POLICY_LABELS = {
     "kernelized_exp3": "Kernelized Exp3",
     "rls_kernelized_exp3": "RLS-Kernelized Exp3",
+    "rls_kernelized_exp3_truncated": "RLS-Kernelized Exp3 (truncated embedding)",
     "apg_exp3": "APG-Exp3",
     "uniform": "Random",
     "kernelized_exp3_derived": "Kernelized Exp3 (derived parameters)",

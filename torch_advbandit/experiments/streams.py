@@ -18,6 +18,7 @@ STREAM_VERSIONS: dict[str, int] = {
     # policies of the adversarial trials
     "kernelized_exp3": 1,
     "rls_kernelized_exp3": 1,
+    "rls_kernelized_exp3_truncated": 1,
     "apg_exp3": 1,
     "uniform": 1,
     "kernelized_exp3_derived": 2,  # 2: (c3, c4) = DERIVED_CONSTANTS for every kernel

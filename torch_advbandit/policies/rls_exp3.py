@@ -9,6 +9,7 @@ from gpytorch.kernels import Kernel
 
 from ..center_selection import RecursiveRLSSelector
 from ..estimators import NystromIPSEstimator
+from ..estimators.nystrom import DEFAULT_EMBEDDING_TOLERANCE
 from ..kernels import DEFAULT_BLOCK_ENTRIES
 from .exp3 import KernelizedExp3
 
@@ -18,8 +19,10 @@ class RLSKernelizedExp3(KernelizedExp3):
 
     Each round a dictionary of the probability-weighted kernel ``k̃_t = sqrt(P_t P_t')·k`` is drawn
     by recursive ridge-leverage-score sampling (Alg. 3, ridge ``c = λ/T``, failure probability
-    ``δ``), then ``f̃_t`` and ``σ̃_t`` come from the Nyström embedding in ``O(n·s_t² + s_t³)``
-    time and ``O(n·s_t)`` memory. Theory: ``β = B(1 + √2)·sqrt(λ/T)`` (Thm. 3;
+    ``δ``), then ``f̃_t`` and ``σ̃_t`` come from the Nyström embedding, truncated to the directions
+    that carry all but ``embedding_tolerance·c`` of the weighted dictionary's energy
+    (:class:`~torch_advbandit.estimators.NystromIPSEstimator`), in ``O(n·r²)`` time and ``O(n·r)``
+    memory after the dictionary. Theory: ``β = B(1 + √2)·sqrt(λ/T)`` (Thm. 3;
     ``paper_parameters(..., algorithm="rls_kernelized_exp3")``). On sets smaller than
     ``192·log(1/δ)`` points the dictionary is the whole set and the policy equals
     :class:`KernelizedExp3` (up to ``β``).
@@ -33,6 +36,12 @@ class RLSKernelizedExp3(KernelizedExp3):
         block_entries: kernel entries evaluated at once (memory budget: ``8·block_entries`` bytes
             per block in float64); the round holds ``O(n·r + block_entries + s²)`` numbers, so
             ``n = 10⁶`` fits a GPU or this machine's RAM.
+        embedding_tolerance: ``τ ∈ [0, 1)``: the dictionary's guarantee ``K̃ − K̃_S ⪯ c·I`` becomes
+            ``(1 + 2τ)c·I`` (docs/algorithms.rst §5); default ``10⁻⁴``. ``0`` keeps Eq. 6's embedding
+            at float64's rank, as the paper computes it (``O(n·s_t·r + s_t³)``; slower for rough kernels).
+        pivot_rule: how the leverage scores' pivoted stand-in stops, ``"ridge"`` (default) or
+            ``"ridge_squared"`` (:func:`~torch_advbandit.center_selection.approximate_leverage_scores`);
+            both keep Alg. 3's guarantee.
         **kwargs: ``eta``, ``alpha``, ``lam``, ``beta`` (derived when omitted), ``exploration`` (``"approx_mvr"``,
             Alg. 4, makes this Alg. 6) and ``generator`` (draws and dictionaries), as
             :class:`KernelizedExp3`; the estimator is this class's own.
@@ -62,11 +71,20 @@ class RLSKernelizedExp3(KernelizedExp3):
         base_constant: float = 192.0,
         oversampling_constant: float = 16.0,
         block_entries: int = DEFAULT_BLOCK_ENTRIES,
+        embedding_tolerance: float = DEFAULT_EMBEDDING_TOLERANCE,
+        pivot_rule: str = "ridge",
         **kwargs,
     ) -> None:
         if "estimator" in kwargs:
             raise TypeError("RLSKernelizedExp3 builds its own Nyström estimator; pass estimator= to KernelizedExp3")
-        selector = RecursiveRLSSelector(delta, base_constant, oversampling_constant, block_entries=block_entries)
-        estimator = partial(NystromIPSEstimator, selector=selector, block_entries=selector.block_entries)
+        selector = RecursiveRLSSelector(
+            delta, base_constant, oversampling_constant, pivot_rule=pivot_rule, block_entries=block_entries
+        )
+        estimator = partial(
+            NystromIPSEstimator,
+            selector=selector,
+            block_entries=selector.block_entries,
+            embedding_tolerance=embedding_tolerance,
+        )
         super().__init__(candidates, kernel, horizon, estimator=estimator, **kwargs)
         self.selector = selector
