@@ -75,6 +75,9 @@ def test_matern_blocks_equal_gpytorch_bit_for_bit(nu, d, dtype):
     with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
         blocks = torch.cat([kernel(X[i : i + 64], Y).to_dense() for i in range(0, 300, 64)])  # the same row blocks
         assert torch.equal(kernel_matrix(kernel, X, Y, block_entries=170 * 64), blocks)
+        buffer = torch.full((300, 170), float("nan"), dtype=dtype)
+        assert kernel_matrix(kernel, X, Y, block_entries=170 * 64, out=buffer) is buffer
+        assert torch.equal(buffer, blocks)
         square = kernel(X, X).to_dense()  # one block
         square.diagonal().copy_(kernel(X, X, diag=True))
         assert torch.equal(kernel_matrix(kernel, X), square)

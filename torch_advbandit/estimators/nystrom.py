@@ -1,7 +1,7 @@
 """The Nyström kernelized estimator of RLS-kernelized Exp3 ([Iwazaki2026], Eqs. 6–7; docs/algorithms.rst §5).
 
 The embedding ``ϕ`` comes from :mod:`~torch_advbandit.embedding`; ``__all__`` keeps
-``nystrom_features`` and ``dictionary_basis`` importable from here.
+``nystrom_features``, ``dictionary_basis`` and ``truncated_basis`` importable from here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_candidates, check_int, check_positive, check_real
 from ..center_selection import FixedSelector, LandmarkSelector, NystromSample, RecursiveRLSSelector
-from ..embedding import dictionary_basis, nystrom_features
+from ..embedding import dictionary_basis, nystrom_features, truncated_basis
 from ..kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, prepare_kernel
 from ..linalg import capacitance_solve, low_rank_plus_diagonal
 from .base import IPSEstimator
@@ -22,6 +22,7 @@ __all__ = [
     "dictionary_basis",
     "nystrom_features",
     "nystrom_ips_estimate",
+    "truncated_basis",
 ]
 
 DEFAULT_EMBEDDING_TOLERANCE = 1e-4

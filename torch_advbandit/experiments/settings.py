@@ -66,17 +66,15 @@ def _kernelized_exp3(candidates, kernel_name, horizon, generator):
 RLS_OPTIONS = {"embedding_tolerance": 0.0, "pivot_rule": "ridge_squared"}
 
 
-def _rls_kernelized_exp3(candidates, kernel_name, horizon, generator):
+def _rls_kernelized_exp3(candidates, kernel_name, horizon, generator, options=RLS_OPTIONS):
     d = candidates.shape[-1]
     params = paper_parameters(kernel_name, horizon, d, algorithm="rls_kernelized_exp3")
     kernel = make_kernel(kernel_name, d)
-    return RLSKernelizedExp3(candidates, kernel, horizon, **params, **RLS_OPTIONS, generator=generator)
+    return RLSKernelizedExp3(candidates, kernel, horizon, **params, **options, generator=generator)
 
 
 def _rls_kernelized_exp3_truncated(candidates, kernel_name, horizon, generator):
-    d = candidates.shape[-1]
-    params = paper_parameters(kernel_name, horizon, d, algorithm="rls_kernelized_exp3")
-    return RLSKernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, **params, generator=generator)
+    return _rls_kernelized_exp3(candidates, kernel_name, horizon, generator, options={})
 
 
 def _kernelized_exp3_derived(candidates, kernel_name, horizon, generator):
