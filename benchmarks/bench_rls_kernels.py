@@ -25,7 +25,7 @@ import statistics
 from bench_rls import CONFIGURATIONS, gemm_seconds, grid, make, timed_rounds
 
 from torch_advbandit import RLSKernelizedExp3
-from torch_advbandit.embedding import dictionary_basis, truncated_basis
+from torch_advbandit.embedding import nystrom_features
 from torch_advbandit.estimators.nystrom import DEFAULT_EMBEDDING_TOLERANCE
 from torch_advbandit.experiments.runner import machine_info
 
@@ -33,13 +33,10 @@ LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
 
 
 def basis_rank(policy, X, tau: float) -> int:
-    """Rank of the embedding of the policy's last dictionary (with its current ``P``)."""
-    est, sample = policy.estimator, policy.estimator.last_sample
-    if tau == 0:
-        return dictionary_basis(est.kernel, X[sample.indices])[1].shape[-1]
-    P = policy.probabilities()
-    scale = sample.weights * P[sample.indices].sqrt()
-    return truncated_basis(est.kernel, X[sample.indices], scale, tau * est.ridge)[1].shape[-1]
+    """Rank of the embedding of the policy's last dictionary (with its current ``P``), as its estimator builds it."""
+    est = policy.estimator
+    phi = nystrom_features(est.kernel, X, policy.probabilities(), est.last_sample, energy=tau * est.ridge)
+    return phi.shape[-1]
 
 
 def main() -> None:

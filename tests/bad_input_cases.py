@@ -283,6 +283,13 @@ CASES = [
     ),
     (
         "RLSKernelizedExp3",
+        "pivot_rule not a rule",
+        lambda: RLSKernelizedExp3(X, K, 10, **EXP3, pivot_rule="fast"),
+        ValueError,
+        r"pivot_rule must be one of \('ridge', 'ridge_squared'\)",
+    ),
+    (
+        "RLSKernelizedExp3",
         "embedding_tolerance not a number",
         lambda: RLSKernelizedExp3(X, K, 10, **EXP3, embedding_tolerance="1e-4"),
         TypeError,

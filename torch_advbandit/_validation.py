@@ -80,6 +80,12 @@ def check_real(value: object, name: str) -> float:
     return value
 
 
+def check_choice(value: object, choices: tuple, name: str) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
 def check_unit_interval(value: object, name: str) -> float:
     """Return ``value`` as a float after checking ``0 < value ≤ 1``."""
     value = check_real(value, name)

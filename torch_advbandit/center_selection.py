@@ -14,7 +14,7 @@ import torch
 from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
-from ._validation import check_candidates, check_generator, check_int, check_positive, check_probs
+from ._validation import check_candidates, check_choice, check_generator, check_int, check_positive, check_probs
 from .kernels import DEFAULT_BLOCK_ENTRIES, kernel_diag, kernel_matrix, prepare_kernel, reusable_blocks
 from .linalg import capacitance_solve, low_rank_plus_diagonal, pivoted_cholesky
 
@@ -111,8 +111,7 @@ def approximate_leverage_scores(
         >>> bool((l >= 0).all()) and float(l.sum()) < 1.5 * 50
         True
     """
-    if pivot_rule not in PIVOT_RULES:
-        raise ValueError(f"pivot_rule must be one of {PIVOT_RULES}, got {pivot_rule!r}")
+    check_choice(pivot_rule, PIVOT_RULES, "pivot_rule")
     diag = weighted_diag[rows]
     if sample.size == 0:
         return 1.5 * diag / ridge
@@ -222,8 +221,7 @@ class RecursiveRLSSelector(LandmarkSelector):
         check_positive(self.oversampling_constant, "oversampling_constant")
         if not isinstance(self.eigen_tolerance, (int, float)) or not 0.0 <= self.eigen_tolerance < 1.0:
             raise ValueError(f"eigen_tolerance must lie in [0, 1), got {self.eigen_tolerance!r}")
-        if self.pivot_rule not in PIVOT_RULES:
-            raise ValueError(f"pivot_rule must be one of {PIVOT_RULES}, got {self.pivot_rule!r}")
+        check_choice(self.pivot_rule, PIVOT_RULES, "pivot_rule")
         check_int(self.block_entries, "block_entries", minimum=1)
 
     def select(self, kernel, candidates, ridge, probs, generator) -> NystromSample:
