@@ -169,6 +169,13 @@ CASES = [
     ("KernelizedExp3", "beta < 0", lambda: exp3(beta=-1.0), ValueError, "beta must be ≥ 0"),
     (
         "KernelizedExp3",
+        "horizon=None with eta, alpha or beta",
+        lambda: exp3(horizon=None),
+        ValueError,
+        "horizon=None derives eta, alpha and beta for each epoch: omit them",
+    ),
+    (
+        "KernelizedExp3",
         "unknown exploration",
         lambda: exp3(exploration="greedy"),
         ValueError,
@@ -301,6 +308,13 @@ CASES = [
         lambda: APGExp3(X, K, 10, admissible_error=0.0),
         ValueError,
         "admissible_error must be > 0",
+    ),
+    (
+        "APGExp3",
+        "horizon=None with eta, alpha or admissible_error",
+        lambda: APGExp3(X, K, None, eta=0.1),
+        ValueError,
+        "horizon=None derives eta, alpha and admissible_error for each epoch: omit them",
     ),
     ("UniformRandom", "horizon < 1", lambda: UniformRandom(X, None, 0), ValueError, "horizon must be ≥ 1"),
     (

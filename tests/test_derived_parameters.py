@@ -125,21 +125,28 @@ def test_unknown_horizon_runs_doubling_epochs_with_derived_parameters():
         for t in range(64 + 128 + 5):
             policy.update(policy.select(), math.sin(t))
     assert (policy.epoch, policy.horizon) == (2, 448)
-    expected = derived_parameters(k, X, 448)  # epoch 2 ends at round 64 + 128 + 256 = 448
+    expected = derived_parameters(k, X, 2 * 448)  # epoch 2 ends at round 64 + 128 + 256 = 448: derived for 896
     assert policy.eta == expected["eta"] and policy.alpha == expected["alpha"] and policy.beta == expected["beta"]
-    assert policy.estimator.ridge == pytest.approx(expected["lam"] / 448)
-    etas = [derived_parameters(k, X, 64 * (2 ** (e + 1) - 1))["eta"] for e in range(3)]
+    assert policy.estimator.ridge == pytest.approx(expected["lam"] / 896)
+    etas = [derived_parameters(k, X, 2 * 64 * (2 ** (e + 1) - 1))["eta"] for e in range(3)]
     assert etas == sorted(etas, reverse=True)  # η only decreases from epoch to epoch
-    twin = KernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(9))
-    twin.load_state_dict(policy.state_dict())  # mid-epoch 2: the epoch is rebuilt, then the scores restored
-    for t in range(260):  # across the next epoch boundary (round 448) too
+    assert_restored_mid_epoch_plays_on_alike(
+        policy, KernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(9))
+    )
+    with pytest.raises(ValueError, match="omit them"):
+        KernelizedExp3(X, k, None, eta=0.1)
+
+
+def assert_restored_mid_epoch_plays_on_alike(policy, twin):
+    """``twin`` loads ``policy``'s state mid-epoch 2 (the epoch is rebuilt, then the scores restored);
+    both then play the same 260 rounds, across the boundary at round 448."""
+    twin.load_state_dict(policy.state_dict())
+    for t in range(260):
         i, j = policy.select(), twin.select()
         assert i == j
         policy.update(i, math.cos(t))
         twin.update(j, math.cos(t))
     assert policy.epoch == twin.epoch == 3 and torch.equal(policy.probabilities(), twin.probabilities())
-    with pytest.raises(ValueError, match="omit them"):
-        KernelizedExp3(X, k, None, eta=0.1)
 
 
 def test_unknown_horizon_keeps_the_scores_across_an_epoch_boundary():
@@ -153,11 +160,39 @@ def test_unknown_horizon_keeps_the_scores_across_an_epoch_boundary():
     f_hat, width = policy.estimator._estimate(probs, i, 0.5, torch.Generator().manual_seed(0))
     policy.update(i, 0.5)  # round 64 closes epoch 0
     assert policy.epoch == 1 and policy.horizon == 192
-    # S_64 = S_63 + f̂ + β₀·w with epoch 0's β: not reset to zero
-    assert torch.allclose(
-        policy.cumulative_reward, before + f_hat + derived_parameters(make_kernel("matern52", 1), X, 64)["beta"] * width
-    )
+    # S_64 = S_63 + f̂ + β₀·w with epoch 0's β (derived for 2·64 rounds): not reset to zero
+    beta0 = derived_parameters(make_kernel("matern52", 1), X, 128)["beta"]
+    assert policy.beta != beta0 and torch.allclose(policy.cumulative_reward, before + f_hat + beta0 * width)
     assert float(policy.cumulative_reward.abs().max()) > 0
+
+
+def test_apg_exp3_without_a_horizon_runs_epochs_with_the_basis_and_parameters_of_twice_their_end():
+    X = torch.linspace(0, 1, 50, dtype=DT).unsqueeze(-1)
+    k = make_kernel("matern52", 1)
+    policy = APGExp3(X, k, None, generator=torch.Generator().manual_seed(0))
+    for t in range(64 + 128 + 5):
+        policy.update(policy.select(), math.sin(t))
+    assert (policy.epoch, policy.horizon) == (2, 448)
+    known = APGExp3(X, k, 896)  # epoch 2 ends at round 448: its basis, η, α and π are those of T = 896
+    assert (policy.eta, policy.alpha, policy.admissible_error) == (known.eta, known.alpha, known.admissible_error)
+    assert torch.equal(policy.features, known.features) and policy.num_features > APGExp3(X, k, 128).num_features
+    assert torch.equal(policy.exploration_probs, known.exploration_probs)
+    assert float(policy.cumulative_reward.abs().max()) > 0  # the scores carried across two boundaries
+    assert_restored_mid_epoch_plays_on_alike(policy, APGExp3(X, k, None, generator=torch.Generator().manual_seed(5)))
+    with pytest.raises(ValueError, match="omit them"):
+        APGExp3(X, k, None, admissible_error=0.1)
+
+
+def test_rls_kernelized_exp3_without_a_horizon_uses_theorem_3_parameters_for_twice_each_epoch_end():
+    X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
+    k = make_kernel("se", 1)
+    policy = RLSKernelizedExp3(X, k, None, generator=torch.Generator().manual_seed(0))
+    assert policy.eta == derived_parameters(k, X, 128, algorithm="rls_kernelized_exp3")["eta"]
+    for t in range(64):
+        policy.update(policy.select(), math.sin(t))
+    expected = derived_parameters(k, X, 384, algorithm="rls_kernelized_exp3")
+    assert (policy.epoch, policy.eta, policy.beta) == (1, expected["eta"], expected["beta"])
+    assert policy.estimator.ridge == pytest.approx(expected["lam"] / 384)
 
 
 def test_a_fixed_horizon_policy_run_past_its_horizon_warns_once():

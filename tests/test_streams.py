@@ -37,7 +37,8 @@ PINNED = {
     "apg_exp3@1": "e8536ee3f6322ec0",
     "igp_ucb@1": "c6c7520974d45137",
     "kernelized_exp3@1": "44e12e67fbc807d3",
-    "kernelized_exp3_anytime@2": "de32de36877842ab",
+    "kernelized_exp3_anytime@3": "39abbdf9471bd9df",
+    "apg_exp3_anytime@1": "be325e3c625f3819",
     "kernelized_exp3_derived@1": "78e41265edcc4e86",
     "kernelized_exp3_derived@2": "4bcb790905d25ee3",
     "lower_bound@1": "730528e9ceb54410",
@@ -74,7 +75,7 @@ def tiny(component: str):
         return DriftTrialConfig("abrupt", component, seed=0, horizon=10)
     if component in ("adaptive", "lower_bound"):
         return TrialConfig(1, "se", "kernelized_exp3", 12, 0, num_functions=10, num_centres=5, environment=component)
-    if component == "kernelized_exp3_anytime":  # across its first epoch boundary (round 64)
+    if component in ("kernelized_exp3_anytime", "apg_exp3_anytime"):  # across the first epoch boundary (round 64)
         return TrialConfig(1, "matern52", component, 70, 0, num_functions=10, num_centres=5)
     return TrialConfig(1, "matern52", component, 12, 0, num_functions=10, num_centres=5)
 

@@ -96,6 +96,10 @@ def _apg_exp3(candidates, kernel_name, horizon, generator):
     return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), horizon, generator=generator)
 
 
+def _apg_exp3_anytime(candidates, kernel_name, horizon, generator):
+    return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), None, generator=generator)
+
+
 def _uniform(candidates, kernel_name, horizon, generator):
     return UniformRandom(candidates, None, horizon, generator=generator)
 
@@ -114,6 +118,7 @@ POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]]
     "rls_kernelized_exp3_derived": _rls_kernelized_exp3_derived,
     # derived parameters without the horizon: doubling epochs (the trial still plays T rounds)
     "kernelized_exp3_anytime": _kernelized_exp3_anytime,
+    "apg_exp3_anytime": _apg_exp3_anytime,
 }
 
 #: Display names as in the paper's Table 3.
@@ -126,6 +131,7 @@ POLICY_LABELS = {
     "kernelized_exp3_derived": "Kernelized Exp3 (derived parameters)",
     "rls_kernelized_exp3_derived": "RLS-Kernelized Exp3 (derived parameters)",
     "kernelized_exp3_anytime": "Kernelized Exp3 (derived, horizon unknown)",
+    "apg_exp3_anytime": "APG-Exp3 (horizon unknown)",
 }
 
 #: (policy, setting) pairs the paper only times for one round ([Iwazaki2026], App. 17: exact kernelized

@@ -12,6 +12,7 @@ from ..designs import g_optimal_feature_design
 from ..estimators import LinearIPSEstimator
 from ..kernels import prepare_kernel
 from ..linalg import greedy_posterior_columns
+from .epochs import FIRST_EPOCH, AnytimeEpochs, epoch_horizon
 from .exp3 import Exp3Policy
 
 
@@ -39,7 +40,27 @@ def newton_basis(kernel: Kernel, candidates: torch.Tensor, admissible_error: flo
     return basis
 
 
-class APGExp3(Exp3Policy):
+def _apg_parts(kernel: Kernel, candidates: torch.Tensor, horizon: int, eta, alpha, admissible_error) -> dict:
+    """APG-Exp3's basis, ``η``, ``α``, estimator and ``π`` for ``horizon`` rounds (given values kept)."""
+    n = candidates.shape[0]
+    if admissible_error is None:
+        admissible_error = (math.log(n) if n > 1 else 1.0) / horizon
+    features = newton_basis(kernel, candidates, admissible_error)
+    D = features.shape[1]
+    eta = 0.5 / math.sqrt(D * horizon) if eta is None else check_positive(eta, "eta")
+    alpha = min(1.0, 0.1 * eta * D) if alpha is None else check_unit_interval(alpha, "alpha")
+    return {
+        "eta": eta,
+        "alpha": alpha,
+        "beta": 0.0,
+        "estimator": LinearIPSEstimator(features, candidates),
+        "pi": g_optimal_feature_design(features),
+        "features": features,
+        "admissible_error": float(admissible_error),
+    }
+
+
+class APGExp3(AnytimeEpochs, Exp3Policy):
     """APG-Exp3: linear Exp3 on a P-greedy Newton basis with G-optimal exploration.
 
     Features ``N(x) ∈ R^{D_T}`` from :func:`newton_basis` with admissible error
@@ -51,7 +72,10 @@ class APGExp3(Exp3Policy):
     Args:
         candidates: ``Tensor[n, d]``.
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
-        horizon: ``T ≥ 1``.
+        horizon: ``T ≥ 1``, or ``None`` for an anytime policy: :class:`KernelizedExp3`'s doubling
+            epochs (``T_k = 64·(2^{k+1} − 1)``), each with the basis, ``η``, ``α`` and ``π_G`` of the
+            horizon ``2·T_k``, keeping the scores (``eta``, ``alpha``, ``admissible_error`` must then
+            be omitted; docs/algorithms.rst §3).
         eta: learning rate; ``None`` for the paper's value.
         alpha: exploration weight in ``(0, 1]``; ``None`` for the paper's value.
         admissible_error: ``e``; ``None`` for ``log(n)/T`` (``1/T`` when ``n = 1``).
@@ -69,7 +93,7 @@ class APGExp3(Exp3Policy):
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
-        horizon: int,
+        horizon: int | None,
         *,
         eta: float | None = None,
         alpha: float | None = None,
@@ -77,27 +101,31 @@ class APGExp3(Exp3Policy):
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
-        horizon = check_int(horizon, "horizon", minimum=1)
+        anytime = horizon is None
+        if anytime and not (eta is None and alpha is None and admissible_error is None):
+            raise ValueError("horizon=None derives eta, alpha and admissible_error for each epoch: omit them")
+        first = FIRST_EPOCH if anytime else check_int(horizon, "horizon", minimum=1)
         generator = check_generator(generator, candidates.device)
-        n = candidates.shape[0]
-        if admissible_error is None:
-            admissible_error = (math.log(n) if n > 1 else 1.0) / horizon
-        features = newton_basis(kernel, candidates, admissible_error)
-        D = features.shape[1]
-        eta = 0.5 / math.sqrt(D * horizon) if eta is None else check_positive(eta, "eta")
-        alpha = min(1.0, 0.1 * eta * D) if alpha is None else check_unit_interval(alpha, "alpha")
+        derive_for = epoch_horizon(0) if anytime else first
+        parts = _apg_parts(kernel, candidates, derive_for, eta, alpha, admissible_error)
         super().__init__(
             candidates,
-            horizon,
-            estimator=LinearIPSEstimator(features, candidates),
-            exploration_probs=g_optimal_feature_design(features),
-            eta=eta,
-            alpha=alpha,
+            first,
+            estimator=parts["estimator"],
+            exploration_probs=parts["pi"],
+            eta=parts["eta"],
+            alpha=parts["alpha"],
             beta=0.0,
             generator=generator,
         )
-        self.admissible_error = float(admissible_error)
-        self.features = features
+        self.admissible_error = parts["admissible_error"]
+        self.features = parts["features"]
+        self.anytime = anytime
+        self.epoch = 0
+        self._kernel = kernel
+
+    def _epoch_parts(self, epoch: int) -> dict:
+        return _apg_parts(self._kernel, self.candidates, epoch_horizon(epoch), None, None, None)
 
     @property
     def num_features(self) -> int:

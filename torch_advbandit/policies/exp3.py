@@ -21,6 +21,7 @@ from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, bu
 from ..exploration import ExplorationStrategy, exploration_length, exploration_strategy
 from ..parameters import derived_parameters
 from .base import RandomizedPolicy
+from .epochs import FIRST_EPOCH, AnytimeEpochs, epoch_horizon
 from .state import state_tensor
 
 
@@ -147,11 +148,6 @@ class Exp3Policy(RandomizedPolicy):
         return install
 
 
-#: ``horizon=None``: the first epoch's length; epoch ``k`` lasts ``FIRST_EPOCH·2^k`` rounds and ends at
-#: round ``FIRST_EPOCH·(2^{k+1} − 1)``, the horizon its parameters are derived for.
-FIRST_EPOCH = 64
-
-
 class _Recipe(NamedTuple):
     """What a kernelized Exp3 epoch is built from (the constructor's inputs, checked)."""
 
@@ -162,7 +158,7 @@ class _Recipe(NamedTuple):
     lam: float | None  # the given λ, or None for the kernel's default
 
 
-class KernelizedExp3(Exp3Policy):
+class KernelizedExp3(AnytimeEpochs, Exp3Policy):
     """Kernelized Exp3 ([Iwazaki2026], Alg. 1): the Exp3 loop with a kernel estimator built on the candidates.
 
     Regret ``Õ(sqrt(T·γ_T))`` against an adaptive adversary choosing ``f_t`` in the RKHS ball of
@@ -193,9 +189,9 @@ class KernelizedExp3(Exp3Policy):
         candidates: ``Tensor[n, d]``, the finite action set (float64 recommended).
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
         horizon: ``T ≥ 1``, or ``None`` for an anytime policy: epochs of ``64·2^k`` rounds; epoch
-            ``k`` uses the parameters, estimator and ``π`` derived for the horizon it ends at,
-            ``64·(2^{k+1} − 1)``, and keeps the scores ``S`` (``η`` only decreases; ``eta``,
-            ``alpha``, ``beta`` must then be omitted; docs/algorithms.rst §3).
+            ``k`` ends at round ``T_k = 64·(2^{k+1} − 1)``, uses the parameters, estimator and ``π``
+            derived for the horizon ``2·T_k``, and keeps the scores ``S`` (``η`` only decreases;
+            ``eta``, ``alpha``, ``beta`` must then be omitted; docs/algorithms.rst §3).
         eta: learning rate ``η > 0`` (``None``: derived).
         alpha: exploration weight ``α ∈ (0, 1]`` (``None``: derived).
         lam: regulariser ``λ > 0`` (``None``: the paper's for the kernel, SE's for other kernels).
@@ -253,7 +249,8 @@ class KernelizedExp3(Exp3Policy):
         if estimator == "lowrank":
             estimator = partial(LowRankIPSEstimator, tolerance=lowrank_tolerance, max_rank=max_rank)
         recipe = _Recipe(kernel, candidates, estimator_factory(estimator), exploration_strategy(exploration), lam)
-        parts = self._build_epoch(recipe, first, dict(eta=eta, alpha=alpha, lam=lam, beta=beta), generator)
+        derive_for = epoch_horizon(0) if anytime else first
+        parts = self._build_epoch(recipe, derive_for, dict(eta=eta, alpha=alpha, lam=lam, beta=beta), generator)
         super().__init__(
             candidates,
             first,
@@ -284,49 +281,11 @@ class KernelizedExp3(Exp3Policy):
         pi = check_probs(pi, candidates.shape[0], candidates, "exploration")
         return {**given, "estimator": est, "pi": pi}
 
-    # -- horizon=None: doubling epochs that keep the scores ---------------------------------------
+    # -- horizon=None: doubling epochs that keep the scores (AnytimeEpochs) ----------------------
     def _epoch_parts(self, epoch: int) -> dict:
-        end = FIRST_EPOCH * (2 ** (epoch + 1) - 1)  # the round the epoch ends at: its parameters' horizon
         return self._build_epoch(
-            self._recipe, end, dict(eta=None, alpha=None, lam=self._recipe.lam, beta=None), self.generator
+            self._recipe,
+            epoch_horizon(epoch),
+            dict(eta=None, alpha=None, lam=self._recipe.lam, beta=None),
+            self.generator,
         )
-
-    def _install_epoch(self, epoch: int, parts: dict) -> None:
-        self.epoch = epoch
-        self.horizon = FIRST_EPOCH * (2 ** (epoch + 1) - 1)  # the rounds the epochs so far cover
-        self.eta, self.alpha, self.beta, self.lam = parts["eta"], parts["alpha"], parts["beta"], parts["lam"]
-        self.estimator = parts["estimator"]
-        self.exploration_probs = parts["pi"]
-        self._log_exploration = torch.log(parts["pi"])
-        self._log_probs = None  # the scores S are kept: only η, α, β, the ridge and π change
-
-    def _closing_epoch(self, update, *args) -> None:
-        """Run the round's ``update``; if the round closes an anytime epoch, the next epoch is built first
-        (it may raise; nothing is assigned yet) and installed after the update (assignments only)."""
-        nxt = self._epoch_parts(self.epoch + 1) if self.anytime and self.t + 1 == self.horizon else None
-        update(*args)
-        if nxt is not None:
-            self._install_epoch(self.epoch + 1, nxt)
-
-    def _update(self, index: int, reward: float) -> None:
-        self._closing_epoch(super()._update, index, reward)
-
-    def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
-        self._closing_epoch(super()._update_batch, indices, rewards)
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {**super()._extra_state(), "epoch": self.epoch}
-
-    def _prepare_state(self, state: dict[str, Any]):
-        install = super()._prepare_state(state)
-        epoch = check_int(state["epoch"], "state['epoch']", minimum=0)
-        if epoch and not self.anytime:
-            raise ValueError("state['epoch'] must be 0 for a policy with a known horizon")
-        parts = self._epoch_parts(epoch) if epoch != self.epoch else None
-
-        def install_all() -> None:
-            if parts is not None:
-                self._install_epoch(epoch, parts)
-            install()  # then the saved scores and π of that epoch
-
-        return install_all

@@ -30,7 +30,8 @@ class RLSKernelizedExp3(KernelizedExp3):
     Args:
         candidates: ``Tensor[n, d]``.
         kernel: GPyTorch kernel with ``k(x, x) ≤ 1``.
-        horizon: ``T ≥ 1``.
+        horizon: ``T ≥ 1``, or ``None`` for an anytime policy (:class:`KernelizedExp3`'s doubling
+            epochs, each with Thm. 3's parameters for twice the round it ends at).
         delta: ``δ ∈ (0, 1)`` of Alg. 3 (0.1 in the paper).
         base_constant, oversampling_constant: Alg. 3's constants (192 and 16).
         block_entries: kernel entries evaluated at once (memory budget: ``8·block_entries`` bytes
@@ -65,7 +66,7 @@ class RLSKernelizedExp3(KernelizedExp3):
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
-        horizon: int,
+        horizon: int | None,
         *,
         delta: float = 0.1,
         base_constant: float = 192.0,
