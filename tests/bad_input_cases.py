@@ -172,7 +172,7 @@ CASES = [
         "horizon=None with eta, alpha or beta",
         lambda: exp3(horizon=None),
         ValueError,
-        "horizon=None derives eta, alpha and beta for each epoch: omit them",
+        "horizon=None derives eta, alpha, beta for each epoch: omit them",
     ),
     (
         "KernelizedExp3",
@@ -314,7 +314,7 @@ CASES = [
         "horizon=None with eta, alpha or admissible_error",
         lambda: APGExp3(X, K, None, eta=0.1),
         ValueError,
-        "horizon=None derives eta, alpha and admissible_error for each epoch: omit them",
+        "horizon=None derives eta, alpha, admissible_error for each epoch: omit them",
     ),
     ("UniformRandom", "horizon < 1", lambda: UniformRandom(X, None, 0), ValueError, "horizon must be ≥ 1"),
     (

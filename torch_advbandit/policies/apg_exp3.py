@@ -7,12 +7,12 @@ import math
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_candidates, check_generator, check_int, check_positive, check_unit_interval
+from .._validation import check_candidates, check_generator, check_positive, check_unit_interval
 from ..designs import g_optimal_feature_design
 from ..estimators import LinearIPSEstimator
 from ..kernels import prepare_kernel
 from ..linalg import greedy_posterior_columns
-from .epochs import FIRST_EPOCH, AnytimeEpochs, epoch_horizon
+from .epochs import AnytimeEpochs, epoch_horizon, first_epoch
 from .exp3 import Exp3Policy
 
 
@@ -101,12 +101,9 @@ class APGExp3(AnytimeEpochs, Exp3Policy):
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
-        anytime = horizon is None
-        if anytime and not (eta is None and alpha is None and admissible_error is None):
-            raise ValueError("horizon=None derives eta, alpha and admissible_error for each epoch: omit them")
-        first = FIRST_EPOCH if anytime else check_int(horizon, "horizon", minimum=1)
+        given = {"eta": eta, "alpha": alpha, "admissible_error": admissible_error}
+        anytime, first, derive_for = first_epoch(horizon, given)
         generator = check_generator(generator, candidates.device)
-        derive_for = epoch_horizon(0) if anytime else first
         parts = _apg_parts(kernel, candidates, derive_for, eta, alpha, admissible_error)
         super().__init__(
             candidates,

@@ -37,6 +37,24 @@ def epoch_horizon(epoch: int) -> int:
     return ANYTIME_HORIZON_FACTOR * epoch_end(epoch)
 
 
+def first_epoch(horizon: int | None, given: dict[str, object]) -> tuple[bool, int, int]:
+    """``(anytime, T, H)`` for a constructor's ``horizon``: with ``None``, the first epoch's ``T_0`` and
+    ``H_0``, and every parameter in ``given`` (name → value) must be ``None`` (each epoch derives
+    them); otherwise the checked horizon, twice.
+
+    Example:
+        >>> first_epoch(None, {"eta": None}), first_epoch(500, {"eta": 0.1})
+        ((True, 64, 128), (False, 500, 500))
+    """
+    if horizon is None:
+        if any(value is not None for value in given.values()):
+            names = ", ".join(given)
+            raise ValueError(f"horizon=None derives {names} for each epoch: omit them")
+        return True, FIRST_EPOCH, epoch_horizon(0)
+    horizon = check_int(horizon, "horizon", minimum=1)
+    return False, horizon, horizon
+
+
 class AnytimeEpochs:
     """Mixin for an :class:`~torch_advbandit.policies.exp3.Exp3Policy` built with ``horizon=None``.
 

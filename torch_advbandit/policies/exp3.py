@@ -12,7 +12,6 @@ from gpytorch.kernels import Kernel
 from .._validation import (
     check_candidates,
     check_generator,
-    check_int,
     check_positive,
     check_probs,
     check_unit_interval,
@@ -21,7 +20,7 @@ from ..estimators import EstimatorFactory, IPSEstimator, LowRankIPSEstimator, bu
 from ..exploration import ExplorationStrategy, exploration_length, exploration_strategy
 from ..parameters import derived_parameters
 from .base import RandomizedPolicy
-from .epochs import FIRST_EPOCH, AnytimeEpochs, epoch_horizon
+from .epochs import AnytimeEpochs, epoch_horizon, first_epoch
 from .state import state_tensor
 
 
@@ -240,16 +239,12 @@ class KernelizedExp3(AnytimeEpochs, Exp3Policy):
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
-        anytime = horizon is None
-        if anytime and not (eta is None and alpha is None and beta is None):
-            raise ValueError("horizon=None derives eta, alpha and beta for each epoch: omit them (lam may be given)")
-        first = FIRST_EPOCH if anytime else check_int(horizon, "horizon", minimum=1)
+        anytime, first, derive_for = first_epoch(horizon, {"eta": eta, "alpha": alpha, "beta": beta})
         lam = None if lam is None else check_positive(lam, "lam")
         generator = check_generator(generator, candidates.device)
         if estimator == "lowrank":
             estimator = partial(LowRankIPSEstimator, tolerance=lowrank_tolerance, max_rank=max_rank)
         recipe = _Recipe(kernel, candidates, estimator_factory(estimator), exploration_strategy(exploration), lam)
-        derive_for = epoch_horizon(0) if anytime else first
         parts = self._build_epoch(recipe, derive_for, dict(eta=eta, alpha=alpha, lam=lam, beta=beta), generator)
         super().__init__(
             candidates,
