@@ -26,17 +26,16 @@ from bench_rls import CONFIGURATIONS, gemm_seconds, grid, make, timed_rounds
 
 from torch_advbandit import RLSKernelizedExp3
 from torch_advbandit.embedding import nystrom_features
-from torch_advbandit.estimators.nystrom import DEFAULT_EMBEDDING_TOLERANCE
 from torch_advbandit.experiments.runner import machine_info
 
 LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
 
 
-def basis_rank(policy, X, tau: float) -> int:
+def basis_rank(policy, X) -> int:
     """Rank of the embedding of the policy's last dictionary (with its current ``P``), as its estimator builds it."""
     est = policy.estimator
-    phi = nystrom_features(est.kernel, X, policy.probabilities(), est.last_sample, energy=tau * est.ridge)
-    return phi.shape[-1]
+    energy = est.embedding_tolerance * est.ridge
+    return nystrom_features(est.kernel, X, policy.probabilities(), est.last_sample, energy=energy).shape[-1]
 
 
 def main() -> None:
@@ -54,7 +53,6 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     profiled = {}
     for config, options in CONFIGURATIONS.items():
-        tau = options.get("embedding_tolerance", DEFAULT_EMBEDDING_TOLERANCE)
         se_round = None
         for name in ("se", "matern52", "matern32"):
             policy = make(RLSKernelizedExp3, X, name, **options)
@@ -64,7 +62,7 @@ def main() -> None:
             unit = gemm_seconds(args.n, s_mean)
             print(
                 f"| {config} | {LABELS[name]} | {seconds:.3f} | {seconds / se_round:.1f} | {s_mean} "
-                f"| {basis_rank(policy, X, tau)} | {unit:.3f} | {seconds / unit:.1f} |",
+                f"| {basis_rank(policy, X)} | {unit:.3f} | {seconds / unit:.1f} |",
                 flush=True,
             )
             if name == args.profile:
