@@ -494,6 +494,13 @@ CASES = [
         "workers must be a positive integer",
     ),
     (
+        "run_sweep",
+        "checkpoint_every < 0",
+        lambda: run_sweep([], "/tmp/x", checkpoint_every=-1.0),
+        ValueError,
+        "checkpoint_every must be None or a non-negative number",
+    ),
+    (
         "KernelizedExp3 (every policy)",
         "float16 / bfloat16 candidates",
         lambda: exp3(candidates=X.half()),

@@ -91,3 +91,8 @@ def test_reproduce_drop_stale_deletes_records_of_other_code(tmp_path, capsys, mo
     assert len(archived(out)) == 2  # kept by default (never served)
     assert main([*base, "--policy", "uniform", "--drop-stale"]) == 0
     assert [r["config"]["policy"] for r in archived(out).values()] == ["uniform"]
+
+
+def test_negative_checkpoint_minutes_is_a_one_line_error(tmp_path, capsys):
+    args = ["reproduce", "table3", "--quick", "--out", str(tmp_path), "--checkpoint-minutes", "-1", "--no-progress"]
+    _one_line_error(capsys, args, "--checkpoint-minutes must be ≥ 0")

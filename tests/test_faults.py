@@ -151,10 +151,10 @@ KILLER = """
 import os, signal
 from torch_advbandit.experiments import adversarial
 _run = adversarial.TrialConfig.run
-def run(self, on_round=None):
+def run(self, on_round=None, **options):
     if self.seed == 1:
         os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies mid-trial
-    return _run(self, on_round)
+    return _run(self, on_round, **options)
 adversarial.TrialConfig.run = run
 """
 

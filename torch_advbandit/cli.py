@@ -76,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     rep.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        default=10.0,
+        help="save each running adversarial trial every M minutes under OUT/checkpoints; a re-run continues a "
+        "stopped trial from there (default 10; 0 turns it off)",
+    )
+    rep.add_argument(
         "--drop-stale",
         action="store_true",
         help="delete the records under OUT made by other versions of the code (default: kept, never served)",
@@ -122,6 +129,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.seeds is not None and args.seeds < 1:
         raise ValueError(f"--seeds must be ≥ 1, got {args.seeds}")
+    if not args.checkpoint_minutes >= 0:
+        raise ValueError(f"--checkpoint-minutes must be ≥ 0, got {args.checkpoint_minutes}")
     experiment = EXPERIMENTS[args.experiment]
     options = Options(
         quick=args.quick,
@@ -145,6 +154,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         threads_per_worker=args.threads_per_worker,
         address=args.address,
         drop_stale=args.drop_stale,
+        checkpoint_every=60.0 * args.checkpoint_minutes if args.checkpoint_minutes != 0 else None,
     )
     table, files = experiment.report(records, args.out)
     _print_outputs(table, args.out, files)

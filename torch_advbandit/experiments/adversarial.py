@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
 from ..environments import AdaptiveAdversary, Environment, LowerBoundEnvironment
 from ..kernels import KERNEL_NAMES, make_kernel
+from .checkpoints import TrialCheckpoint
 from .records import TrialRecord
 from .runner import play, trial_record
 from .settings import POLICIES, SETTINGS
@@ -90,9 +92,14 @@ class TrialConfig:
         """The environment's and the policy's stream versions, e.g. ``'adaptive@1+uniform@1'``."""
         return stream_of(self.environment, self.policy)
 
-    def run(self, on_round: Callable[[int], None] | None = None) -> TrialRecord:
+    #: The sweep saves this kind's trials between rounds (:mod:`~torch_advbandit.experiments.checkpoints`).
+    resumable: ClassVar[bool] = True
+
+    def run(
+        self, on_round: Callable[[int], None] | None = None, checkpoint: TrialCheckpoint | None = None
+    ) -> TrialRecord:
         """Run this trial (:func:`run_trial`)."""
-        return run_trial(self, on_round=on_round)
+        return run_trial(self, on_round=on_round, checkpoint=checkpoint)
 
     @property
     def key(self) -> str:
@@ -134,10 +141,17 @@ def build_environment(config: TrialConfig) -> Environment:
     )
 
 
-def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = None) -> TrialRecord:
+def run_trial(
+    config: TrialConfig,
+    *,
+    on_round: Callable[[int], None] | None = None,
+    checkpoint: TrialCheckpoint | None = None,
+) -> TrialRecord:
     """Run one configured trial: the setting's grid, the paper's adversary, the named policy.
 
-    The learner's draws use a generator seeded with ``2·seed + 1``.
+    The learner's draws use a generator seeded with ``2·seed + 1``. With ``checkpoint`` the trial
+    is saved between rounds and continues from a usable snapshot
+    (:mod:`~torch_advbandit.experiments.checkpoints`); the record is the same.
 
     Example:
         >>> record = run_trial(TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5))
@@ -152,5 +166,5 @@ def run_trial(config: TrialConfig, *, on_round: Callable[[int], None] | None = N
         X, config.kernel, config.horizon, torch.Generator(device=device).manual_seed(2 * config.seed + 1)
     )
     setup = time.perf_counter() - start
-    traj = play(policy, env, config.rounds_to_run, on_round=on_round)
+    traj = play(policy, env, config.rounds_to_run, on_round=on_round, checkpoint=checkpoint)
     return trial_record(config, traj, setup)

@@ -11,6 +11,7 @@ import torch
 
 from ..environments import Environment
 from ..policies import Policy, RandomizedPolicy
+from .checkpoints import TrialCheckpoint
 from .records import TrialRecord
 from .trials import Trial
 
@@ -43,6 +44,7 @@ def play(
     *,
     on_round: Callable[[int], None] | None = None,
     diagnostics: Iterable[str] | None = None,
+    checkpoint: TrialCheckpoint | None = None,
 ) -> Trajectory:
     """Run ``policy`` against ``environment`` for ``horizon`` rounds.
 
@@ -60,6 +62,12 @@ def play(
     the environment's time is excluded) and the policy's per-round ``diagnostics()`` (all of them,
     or the names in ``diagnostics``).
 
+    With ``checkpoint`` (:class:`~torch_advbandit.experiments.checkpoints.TrialCheckpoint`) the
+    state between two rounds — the policy's ``state_dict``, the accumulators and the trajectory — is
+    saved whenever the checkpoint is due, and a run that finds a usable snapshot continues from it:
+    the trajectory is the one of an uninterrupted run. The environment must keep no state of its own
+    between rounds (the adversarial environments do not).
+
     Example:
         >>> from torch_advbandit import UniformRandom
         >>> from torch_advbandit.environments import ObliviousEnvironment
@@ -74,9 +82,13 @@ def play(
     keep = None if diagnostics is None else set(diagnostics)
     like = policy.candidates
     cumulative = torch.zeros(environment.num_candidates, dtype=like.dtype, device=like.device)
-    expected_gain = realised_gain = expected_dynamic = realised_dynamic = 0.0
+    sums = [0.0, 0.0]  # static: expected and realised gain; dynamic: expected and realised regret
     out = Trajectory([], [], [], [])
-    for t in range(horizon):
+    first = 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        first = _resume(saved, policy, cumulative, sums, out, horizon, checkpoint)
+    for t in range(first, horizon):
         start = time.perf_counter()
         probs = policy.probabilities() if isinstance(policy, RandomizedPolicy) else None
         learner = time.perf_counter() - start
@@ -89,25 +101,58 @@ def play(
         expected = value if probs is None else float(f @ probs)
         if dynamic:
             best = float(f.max())
-            expected_dynamic += best - expected
-            realised_dynamic += best - value
-            out.expected_regret.append(expected_dynamic)
-            out.realised_regret.append(realised_dynamic)
+            sums[0] += best - expected
+            sums[1] += best - value
+            out.expected_regret.append(sums[0])
+            out.realised_regret.append(sums[1])
         else:
             cumulative += f
-            expected_gain += expected
-            realised_gain += value
+            sums[0] += expected
+            sums[1] += value
             best = float(cumulative.max())
-            out.expected_regret.append(best - expected_gain)
-            out.realised_regret.append(best - realised_gain)
+            out.expected_regret.append(best - sums[0])
+            out.realised_regret.append(best - sums[1])
         out.chosen.append(index)
         out.round_seconds.append(learner)
         for key, number in policy.diagnostics().items():
             if keep is None or key in keep:
                 out.diagnostics.setdefault(key, []).append(number)
+        if checkpoint is not None and t + 1 < horizon and checkpoint.due():
+            state = policy.state_dict()  # its settings as text: a snapshot holds plain data only
+            state["hyperparameters"] = repr(state["hyperparameters"])
+            checkpoint.save({"policy": state, "cumulative": cumulative.clone(), "sums": list(sums), **asdict(out)})
         if on_round is not None:
             on_round(t)
     return out
+
+
+def _resume(saved, policy, cumulative, sums, out, horizon, checkpoint) -> int:
+    """Restore a snapshot of :func:`play` into its loop variables; the next round's index (0: not usable)."""
+    rounds = len(saved.get("chosen", [])) if isinstance(saved.get("chosen"), list) else -1
+    parts = ("expected_regret", "realised_regret", "round_seconds")
+    whole = 0 < rounds < horizon and all(isinstance(saved.get(k), list) and len(saved[k]) == rounds for k in parts)
+    whole = whole and isinstance(saved.get("diagnostics"), dict) and isinstance(saved.get("sums"), list)
+    whole = (
+        whole and isinstance(saved.get("cumulative"), torch.Tensor) and saved["cumulative"].shape == cumulative.shape
+    )
+    whole = whole and isinstance(saved.get("policy"), dict) and saved["policy"].get("t") == rounds
+    if not whole:
+        checkpoint.ignore("its trajectory is incomplete")
+        return 0
+    if saved["policy"].get("hyperparameters") != repr(settings := policy.hyperparameters()):
+        checkpoint.ignore("the policy's settings differ")
+        return 0
+    try:
+        policy.load_state_dict({**saved["policy"], "hyperparameters": settings})  # all or nothing
+    except (KeyError, TypeError, ValueError) as exc:
+        checkpoint.ignore(f"the policy refuses its state ({exc})")
+        return 0
+    cumulative.copy_(saved["cumulative"])
+    sums[:] = [float(v) for v in saved["sums"]]
+    out.expected_regret[:], out.realised_regret[:] = saved["expected_regret"], saved["realised_regret"]
+    out.chosen[:], out.round_seconds[:] = saved["chosen"], saved["round_seconds"]
+    out.diagnostics.update({k: list(v) for k, v in saved["diagnostics"].items()})
+    return rounds
 
 
 def trial_record(trial: Trial, trajectory: Trajectory, setup_seconds: float) -> TrialRecord:

@@ -5,7 +5,8 @@ hands each to a worker, and writes each finished record itself, atomically, unde
 ``out_dir/trials`` (so a Ray cluster without a shared file system works too); at the end the
 records are compacted into ``out_dir/trials.jsonl.xz``
 (:class:`~torch_advbandit.experiments.store.RecordStore`). A re-run skips the recorded trials;
-killing the sweep at any moment loses only the trials in flight. Workers report their rounds
+killing the sweep at any moment loses only the trials in flight, and of a resumable trial kind
+only the rounds since its last snapshot (:mod:`~torch_advbandit.experiments.checkpoints`). Workers report their rounds
 through a queue, which drives one progress bar per running trial and an overall bar.
 """
 
@@ -13,16 +14,14 @@ from __future__ import annotations
 
 import os
 import queue as queue_module
-import signal
-import sys
-import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .checkpoints import TrialCheckpoint, checkpoint_path
+from ._processes import die_with_parent, sigterm_as_interrupt
 from .records import TrialRecord
 from .store import RecordStore, pending_configs
 from .trials import Trial, config_from_dict
@@ -30,11 +29,18 @@ from .trials import Trial, config_from_dict
 BACKENDS = ("local", "ray", "serial")
 
 
-def execute_trial(config: dict[str, Any], threads: int | None = None, progress_queue: Any = None) -> dict[str, Any]:
+def execute_trial(
+    config: dict[str, Any],
+    threads: int | None = None,
+    progress_queue: Any = None,
+    checkpoints: tuple[str, float] | None = None,
+) -> dict[str, Any]:
     """Worker entry point: run one trial and return its record as a plain dict.
 
     ``progress_queue`` (anything with ``put``) receives ``(key, rounds_done, rounds_total)`` about
-    fifty times per trial.
+    fifty times per trial. ``checkpoints = (out_dir, every_seconds)`` saves a resumable trial
+    kind's state to ``out_dir/checkpoints/<key>.pt`` every ``every_seconds`` and continues from a
+    usable snapshot there (:mod:`~torch_advbandit.experiments.checkpoints`).
 
     Example:
         >>> from dataclasses import asdict
@@ -55,7 +61,11 @@ def execute_trial(config: dict[str, Any], threads: int | None = None, progress_q
         if progress_queue is not None and ((t + 1) % every == 0 or t + 1 == total):
             progress_queue.put((trial.key, t + 1, total))
 
-    return asdict(trial.run(on_round=on_round))
+    if checkpoints is None or not getattr(trial, "resumable", False):
+        return asdict(trial.run(on_round=on_round))
+    out_dir, seconds = checkpoints
+    checkpoint = TrialCheckpoint(checkpoint_path(out_dir, trial.key), trial.key, trial.stream, every_seconds=seconds)
+    return asdict(trial.run(on_round=on_round, checkpoint=checkpoint))
 
 
 class _Progress:
@@ -115,6 +125,7 @@ def run_sweep(
     name: str = "sweep",
     compact: bool = True,
     drop_stale: bool = False,
+    checkpoint_every: float | None = 600.0,
 ) -> list[TrialRecord]:
     """Run every configuration without a current record under ``out_dir``; return all records.
 
@@ -136,6 +147,10 @@ def run_sweep(
         compact: merge the records into ``out_dir/trials.jsonl.xz`` at the end (also after
             failures: the finished trials are archived).
         drop_stale: when compacting, delete the records made by other code (default: kept, never served).
+        checkpoint_every: seconds between two snapshots of a running trial of a resumable kind
+            (adversarial trials), under ``out_dir/checkpoints``; a re-run continues a stopped trial
+            from its snapshot (:mod:`~torch_advbandit.experiments.checkpoints`). ``None`` turns them
+            off. Local and serial backends only: Ray workers need not see ``out_dir``.
 
     Returns:
         The records of every configuration, in the order given.
@@ -154,6 +169,9 @@ def run_sweep(
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if checkpoint_every is not None and (isinstance(checkpoint_every, bool) or not checkpoint_every >= 0):
+        raise ValueError(f"checkpoint_every must be None or a non-negative number, got {checkpoint_every!r}")
+    checkpoints = None if checkpoint_every is None else (str(out_dir), float(checkpoint_every))
     store = RecordStore(out_dir)
     configs, todo = pending_configs(configs, out_dir)
     failures = []
@@ -163,8 +181,8 @@ def run_sweep(
         threads = threads_per_worker or max(1, cpus // workers)
         bars = _Progress(todo, progress, name)
         try:
-            with _sigterm_as_interrupt():
-                failures = _run_backend(backend, todo, store, bars, workers, threads, address)
+            with sigterm_as_interrupt():
+                failures = _run_backend(backend, todo, store, bars, workers, (threads, checkpoints), address)
         finally:
             bars.close()
     if compact:
@@ -178,44 +196,19 @@ def run_sweep(
     return records
 
 
-def _run_backend(backend, todo, store, bars, workers, threads, address) -> list[tuple[str, str]]:
+def _run_backend(backend, todo, store, bars, workers, options, address) -> list[tuple[str, str]]:
+    """``options = (threads, checkpoints)``: the worker arguments of :func:`execute_trial`."""
     if backend == "serial":
-        return _run_serial(todo, store, bars)
+        return _run_serial(todo, store, bars, options[1])
     if backend == "local":
-        return _run_local(todo, store, bars, workers, threads)
-    return _run_ray(todo, store, bars, workers, threads, address)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While the sweep runs, SIGTERM (``kill``, ``timeout``, a batch scheduler) acts like Ctrl-C.
-
-    Python's default SIGTERM ends the driver at once, and its worker processes would run on,
-    orphaned, until their trials finish, with nobody left to record them. Raised as
-    ``KeyboardInterrupt`` instead, it takes the interrupt path: the workers are terminated and the
-    records already written stay. A handler the caller installed is left alone, and so is any
-    thread but the main one (signals are delivered there only).
-    """
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) not in (
-        signal.SIG_DFL,
-        None,
-    ):
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        return _run_local(todo, store, bars, workers, options)
+    return _run_ray(todo, store, bars, workers, options[0], address)
 
 
 def _save(result: dict[str, Any], store: RecordStore, bars: _Progress) -> None:
     record = TrialRecord(**result)
     store.put(record)
+    checkpoint_path(store.out_dir, record.trial.key).unlink(missing_ok=True)  # the record supersedes it
     bars.finished(record.trial.key)
 
 
@@ -227,11 +220,11 @@ class _DirectQueue:
         self.bars.message(*message)
 
 
-def _run_serial(todo, store, bars) -> list[tuple[str, str]]:
+def _run_serial(todo, store, bars, checkpoints) -> list[tuple[str, str]]:
     failures = []
     for config in todo:
         try:
-            result = execute_trial(asdict(config), None, _DirectQueue(bars))
+            result = execute_trial(asdict(config), None, _DirectQueue(bars), checkpoints)
             _save(result, store, bars)
         except Exception as exc:  # noqa: BLE001 - reported after the sweep, others still run
             failures.append((config.key, repr(exc)))
@@ -239,40 +232,21 @@ def _run_serial(todo, store, bars) -> list[tuple[str, str]]:
     return failures
 
 
-def _die_with_parent(parent: int) -> None:
-    """Worker initializer: end this process when the driver ``parent`` dies, whatever killed it.
-
-    On Linux the kernel delivers ``SIGKILL`` on the parent's death (``prctl(PR_SET_PDEATHSIG)``), so
-    even a ``kill -9`` of the driver leaves no worker running; a parent that died before the call
-    is caught by comparing ``getppid()``. Elsewhere this does nothing (SIGTERM and Ctrl-C still stop
-    the workers through the interrupt path).
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-        except (OSError, AttributeError):  # pragma: no cover - no prctl in this libc
-            return
-        if os.getppid() != parent:
-            os._exit(1)
-
-
-def _run_local(todo, store, bars, workers, threads) -> list[tuple[str, str]]:
+def _run_local(todo, store, bars, workers, options) -> list[tuple[str, str]]:
     import multiprocessing
     from multiprocessing.managers import SyncManager
 
     context = multiprocessing.get_context("spawn")  # fork is unsafe with torch's thread pools
     failures = []
     manager = SyncManager(ctx=context)
-    manager.start(_die_with_parent, (os.getpid(),))  # the queue's server process dies with the driver too
+    manager.start(die_with_parent, (os.getpid(),))  # the queue's server process dies with the driver too
     with manager:  # shut down on the way out
         q = manager.Queue()
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
+            max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
         )
         with pool:
-            futures = {pool.submit(execute_trial, asdict(c), threads, q): c for c in todo}
+            futures = {pool.submit(execute_trial, asdict(c), options[0], q, options[1]): c for c in todo}
             try:
                 while futures:
                     done, _ = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -284,7 +258,7 @@ def _run_local(todo, store, bars, workers, threads) -> list[tuple[str, str]]:
                         except Exception as exc:  # noqa: BLE001
                             failures.append((config.key, repr(exc)))
                             bars.finished(config.key)
-            except BaseException:  # Ctrl-C, SIGTERM (see _sigterm_as_interrupt): stop the workers too
+            except BaseException:  # Ctrl-C, SIGTERM (see sigterm_as_interrupt): stop the workers too
                 processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown clears it
                 pool.shutdown(wait=False, cancel_futures=True)
                 for process in processes:
