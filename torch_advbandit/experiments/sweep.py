@@ -6,8 +6,9 @@ hands each to a worker, and writes each finished record itself, atomically, unde
 records are compacted into ``out_dir/trials.jsonl.xz``
 (:class:`~torch_advbandit.experiments.store.RecordStore`). A re-run skips the recorded trials;
 killing the sweep at any moment loses only the trials in flight, and of a resumable trial kind
-only the rounds since its last snapshot (:mod:`~torch_advbandit.experiments.checkpoints`). Workers report their rounds
-through a queue, which drives one progress bar per running trial and an overall bar.
+only the rounds since its last snapshot (:mod:`~torch_advbandit.experiments.checkpoints`).
+Workers report their rounds through a queue, which drives one progress bar per running trial and
+an overall bar.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .checkpoints import TrialCheckpoint, checkpoint_path
 from ._processes import die_with_parent, sigterm_as_interrupt
+from .checkpoints import TrialCheckpoint, checkpoint_path
 from .records import TrialRecord
 from .store import RecordStore, pending_configs
 from .trials import Trial, config_from_dict

@@ -3,7 +3,10 @@
 A trial kind is a frozen dataclass that satisfies :class:`Trial`: it names its record (``key``),
 says how many rounds it plays, and runs itself. Kinds register with :func:`register_trial_kind`;
 :func:`config_from_dict` then rebuilds any recorded configuration by its field names, so the
-storage layer (:mod:`~torch_advbandit.experiments.records`) never needs to know the kinds.
+storage layer (:mod:`~torch_advbandit.experiments.records`) never needs to know the kinds. A kind
+whose trials can continue from a snapshot sets the class attribute ``resumable = True`` and takes
+``run(on_round, checkpoint)`` (:mod:`~torch_advbandit.experiments.checkpoints`); the sweep then
+saves its running trials.
 """
 
 from __future__ import annotations
