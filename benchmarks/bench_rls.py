@@ -66,9 +66,11 @@ def peak_gib() -> float:
 
 
 def make(cls, X, kernel_name, T=1000, **options):
+    """``cls`` on the candidates ``X`` (any dimension) with the paper's parameters for ``T`` rounds."""
     algorithm = "rls_kernelized_exp3" if cls is RLSKernelizedExp3 else "kernelized_exp3"
-    params = paper_parameters(kernel_name, T, 1, algorithm=algorithm)
-    return cls(X, make_kernel(kernel_name, 1), T, **params, **options, generator=torch.Generator().manual_seed(0))
+    d = X.shape[-1]
+    params = paper_parameters(kernel_name, T, d, algorithm=algorithm)
+    return cls(X, make_kernel(kernel_name, d), T, **params, **options, generator=torch.Generator().manual_seed(0))
 
 
 def one_size(kernel_name: str, n: int, rounds: int, config: str) -> dict[str, float]:

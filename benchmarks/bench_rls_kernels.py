@@ -1,6 +1,10 @@
-"""RLS-kernelized Exp3 ([Iwazaki2026], Alg. 5) on setting 3 by kernel: SE, Matérn-5/2, Matérn-3/2 in one run.
+"""RLS-kernelized Exp3 ([Iwazaki2026], Alg. 5) on setting 3 or 4 by kernel: SE, Matérn-5/2, Matérn-3/2 in one run.
 
-Usage: python benchmarks/bench_rls_kernels.py [--n 10000] [--rounds 3] [--profile matern32]
+Usage: python benchmarks/bench_rls_kernels.py [--n 10000 | --setting 4] [--rounds 3] [--profile matern32]
+    [--configurations default]
+
+``--setting 4`` runs on the 100 × 100 grid of ``[0, 1]²`` (setting 4) instead of the ``n``-point grid
+of ``[0, 1]`` (setting 3 for ``n = 10⁴``).
 
 For two configurations of the policy — ``paper``: Eq. 6's embedding at float64's numerical rank
 (``embedding_tolerance=0``) and the leverage scores' ``"ridge_squared"`` pivoting, as the
@@ -27,6 +31,7 @@ from bench_rls import CONFIGURATIONS, gemm_seconds, grid, make, timed_rounds
 from torch_advbandit import RLSKernelizedExp3
 from torch_advbandit.embedding import nystrom_features
 from torch_advbandit.experiments.runner import machine_info
+from torch_advbandit.experiments.settings import SETTINGS
 
 LABELS = {"se": "SE", "matern52": "Matérn-5/2", "matern32": "Matérn-3/2"}
 
@@ -43,23 +48,26 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", choices=sorted(LABELS), default=None)
+    parser.add_argument("--setting", type=int, choices=[4], default=None, help="the 2-D grid of setting 4")
+    parser.add_argument("--configurations", nargs="+", default=list(CONFIGURATIONS), choices=list(CONFIGURATIONS))
     args = parser.parse_args()
     print(f"machine: {machine_info()}\n")
-    X = grid(args.n)
+    X = grid(args.n) if args.setting is None else SETTINGS[args.setting].candidates()
     print(
         "| configuration | kernel | s / round | round / SE round | mean s_t | basis rank r | floor unit (s) "
         "| round / floor unit |"
     )
     print("|---|---|---|---|---|---|---|---|")
     profiled = {}
-    for config, options in CONFIGURATIONS.items():
+    for config in args.configurations:
+        options = CONFIGURATIONS[config]
         se_round = None
         for name in ("se", "matern52", "matern32"):
             policy = make(RLSKernelizedExp3, X, name, **options)
             seconds, sizes = timed_rounds(policy, X, args.rounds)
             se_round = seconds if se_round is None else se_round
             s_mean = round(statistics.mean(sizes))
-            unit = gemm_seconds(args.n, s_mean)
+            unit = gemm_seconds(X.shape[0], s_mean)
             print(
                 f"| {config} | {LABELS[name]} | {seconds:.3f} | {seconds / se_round:.1f} | {s_mean} "
                 f"| {basis_rank(policy, X)} | {unit:.3f} | {seconds / unit:.1f} |",
