@@ -81,29 +81,21 @@ class TrialCheckpoint:
         try:
             payload = torch.load(self.path, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is a damaged snapshot
-            return self._ignore(f"it does not load ({type(exc).__name__})")
+            return self.ignore(f"it does not load ({type(exc).__name__})")
         if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-            return self._ignore("its layout is not this code's")
+            return self.ignore("its layout is not this code's")
         if payload.get("key") != self.key:
-            return self._ignore(f"it belongs to {payload.get('key')!r}")
+            return self.ignore(f"it belongs to {payload.get('key')!r}")
         if payload.get("stream") != self.stream:
-            return self._ignore(f"it was made by other code ({payload.get('stream')!r}, now {self.stream!r})")
+            return self.ignore(f"it was made by other code ({payload.get('stream')!r}, now {self.stream!r})")
         state = payload.get("state")
-        return state if isinstance(state, dict) else self._ignore("it holds no state")
+        return state if isinstance(state, dict) else self.ignore("it holds no state")
 
     def ignore(self, reason: str) -> None:
-        """Warn that the snapshot is not used (``reason``); the trial starts from round 0."""
-        self._ignore(reason)
-
-    def discard(self) -> None:
-        """Delete the snapshot (the trial's record is written)."""
-        self.path.unlink(missing_ok=True)
-
-    def _ignore(self, reason: str) -> None:
+        """Warn that the snapshot is not used (``reason``): the trial starts from round 0. Returns ``None``."""
         warnings.warn(
             f"checkpoint {self.path.name} not used: {reason}; the trial starts from round 0", RuntimeWarning, 3
         )
-        return None
 
 
 def checkpoint_path(out_dir: str | Path, key: str) -> Path:
