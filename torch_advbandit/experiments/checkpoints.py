@@ -9,8 +9,10 @@ loads it and plays only the remaining rounds: the record is the one an uninterru
 for bit (the policy's state continues identically and the environment is stateless between rounds).
 
 A snapshot is used only if it is whole and was made for this trial by the current code: its
-``key`` and ``stream`` (:mod:`~torch_advbandit.experiments.streams`) must match and the policy must
-accept the state. Anything else is ignored with a ``RuntimeWarning`` and the trial starts from round
+``key`` and ``stream`` (:mod:`~torch_advbandit.experiments.streams`) must match, the policy's
+settings must print the same (they are stored as their ``repr``: a snapshot holds plain data only,
+so a policy that gains a constructor argument no longer continues older snapshots) and the policy
+must accept the state. Anything else is ignored with a ``RuntimeWarning`` and the trial starts from round
 0; the snapshot is overwritten at the next save. Snapshots are state, never results: the sweep
 deletes a trial's snapshot once its record is written.
 """
