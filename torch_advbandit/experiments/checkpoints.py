@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from .._validation import check_positive
 from .records import atomic_file
 
 #: The folder of the snapshots under a results folder.
@@ -57,12 +58,10 @@ class TrialCheckpoint:
     """
 
     def __init__(self, path: str | Path, key: str, stream: str, *, every_seconds: float = 600.0) -> None:
-        if isinstance(every_seconds, bool) or not isinstance(every_seconds, (int, float)) or not every_seconds >= 0:
-            raise ValueError(f"every_seconds must be a non-negative number, got {every_seconds!r}")
         self.path = Path(path)
         self.key = key
         self.stream = stream
-        self.every_seconds = float(every_seconds)
+        self.every_seconds = check_positive(every_seconds, "every_seconds", allow_zero=True)
         self._last = time.monotonic()
 
     def due(self) -> bool:

@@ -183,7 +183,7 @@ def run_sweep(
         bars = _Progress(todo, progress, name)
         try:
             with sigterm_as_interrupt():
-                failures = _run_backend(backend, todo, store, bars, workers, (threads, checkpoints), address)
+                failures = _run_backend(backend, todo, store, bars, workers, threads, checkpoints, address)
         finally:
             bars.close()
     if compact:
@@ -197,13 +197,12 @@ def run_sweep(
     return records
 
 
-def _run_backend(backend, todo, store, bars, workers, options, address) -> list[tuple[str, str]]:
-    """``options = (threads, checkpoints)``: the worker arguments of :func:`execute_trial`."""
+def _run_backend(backend, todo, store, bars, workers, threads, checkpoints, address) -> list[tuple[str, str]]:
     if backend == "serial":
-        return _run_serial(todo, store, bars, options[1])
+        return _run_serial(todo, store, bars, checkpoints)
     if backend == "local":
-        return _run_local(todo, store, bars, workers, options)
-    return _run_ray(todo, store, bars, workers, options[0], address)
+        return _run_local(todo, store, bars, workers, threads, checkpoints)
+    return _run_ray(todo, store, bars, workers, threads, address)  # Ray workers need not see out_dir
 
 
 def _save(result: dict[str, Any], store: RecordStore, bars: _Progress) -> None:
@@ -233,7 +232,7 @@ def _run_serial(todo, store, bars, checkpoints) -> list[tuple[str, str]]:
     return failures
 
 
-def _run_local(todo, store, bars, workers, options) -> list[tuple[str, str]]:
+def _run_local(todo, store, bars, workers, threads, checkpoints) -> list[tuple[str, str]]:
     import multiprocessing
     from multiprocessing.managers import SyncManager
 
@@ -247,7 +246,7 @@ def _run_local(todo, store, bars, workers, options) -> list[tuple[str, str]]:
             max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
         )
         with pool:
-            futures = {pool.submit(execute_trial, asdict(c), options[0], q, options[1]): c for c in todo}
+            futures = {pool.submit(execute_trial, asdict(c), threads, q, checkpoints): c for c in todo}
             try:
                 while futures:
                     done, _ = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
