@@ -96,3 +96,38 @@ def test_reproduce_drop_stale_deletes_records_of_other_code(tmp_path, capsys, mo
 def test_negative_checkpoint_minutes_is_a_one_line_error(tmp_path, capsys):
     args = ["reproduce", "table3", "--quick", "--out", str(tmp_path), "--checkpoint-minutes", "-1", "--no-progress"]
     _one_line_error(capsys, args, "--checkpoint-minutes must be ≥ 0")
+
+
+def test_report_merges_folders_and_writes_the_table_without_running_a_trial(tmp_path, capsys, monkeypatch):
+    """Two machines' results folders: ``report`` merges them and tabulates every seed; nothing runs."""
+    from torch_advbandit.experiments import TrialConfig
+
+    base = ["reproduce", "table3", "--quick", "--settings", "1", "--kernel", "se", "matern32"]
+    base += ["--policy", "kernelized_exp3", "uniform", "--horizon", "5", "--functions", "10"]
+    base += ["--backend", "serial", "--no-progress"]
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main([*base, "--seeds", "2", "--out", str(first)]) == 0
+    assert main([*base, "--seeds", "3", "--out", str(second)]) == 0  # seeds 0–2; 0 and 1 repeat the first's
+    written = {name: (first / name).read_text() for name in ("table3.md", "summary.csv")}
+    capsys.readouterr()
+    monkeypatch.setattr(TrialConfig, "run", lambda self, *a, **k: pytest.fail(f"{self.key} was run"))
+    assert main(["report", "table3", "--out", str(first)]) == 0  # the sweep's own files, from the records alone
+    assert {name: (first / name).read_text() for name in written} == written
+    assert main(["report", "table3", "--out", str(first), "--merge", str(second)]) == 0
+    printed = capsys.readouterr().out
+    assert "merged 4 record(s) from 1 folder(s)" in printed and "(3)" in printed
+    assert sorted(r["config"]["seed"] for r in archived(first).values()) == [0] * 4 + [1] * 4 + [2] * 4
+    assert "(3)" in (first / "table3.md").read_text() and (first / "table3_setting1_T5.png").exists()
+    assert main(["report", "table3", "--out", str(second)]) == 0  # a folder alone: its own records
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report", "table3", "--out", "{tmp}/missing"], "missing: no such results folder"),
+        (["report", "table3", "--out", "{tmp}", "--merge", "{tmp}/missing"], "missing: no such results folder"),
+        (["report", "figure1", "--out", "{tmp}"], "no current figure1 records"),
+    ],
+)
+def test_report_errors_are_one_line(tmp_path, capsys, args, message):
+    _one_line_error(capsys, [a.format(tmp=tmp_path) for a in args], message)

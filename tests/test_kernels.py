@@ -57,8 +57,9 @@ def test_prepare_kernel_copies_to_candidates_and_checks_bound():
     assert k.lengthscale.dtype == DT  # the caller's kernel is untouched
     big = gpytorch.kernels.ScaleKernel(make_kernel("se", 1)).to(DT)
     big.outputscale = 2.0
-    with pytest.raises(ValueError, match=r"k\(x, x\) ≤ 1"):
+    with pytest.raises(ValueError, match=r"k\(x, x\) ≤ 1 on the candidates, max is 2 \(.*pass its base_kernel"):
         prepare_kernel(big, X32.double())
+    assert prepare_kernel(big.base_kernel, X32.double()) is not None  # what the message proposes is accepted
     with pytest.raises(TypeError, match="kernel must be a gpytorch"):
         prepare_kernel(lambda a, b: a @ b.T, X32)
 

@@ -119,3 +119,47 @@ def test_a_loose_record_replaces_the_archived_one_of_the_same_trial(tmp_path):
     store.put(newer)
     store.compact()
     assert archived(tmp_path)[config.key]["setup_seconds"] == 123.0 and not (tmp_path / "trials").exists()
+
+
+def test_merge_copies_only_current_records_the_folder_lacks_and_only_reads_the_source(tmp_path, monkeypatch):
+    """Merging: whole, current records of trials missing here; nothing here replaced; the source untouched."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    mine = run_sweep(TINY.with_overrides(seeds=1).configs(), here, backend="serial", progress=False)
+    theirs = TINY.configs()
+    run_sweep(theirs, there, backend="serial", progress=False)
+    stale_config = TrialConfig(1, "se", "uniform", 8, 5, num_functions=10, num_centres=5)
+    with monkeypatch.context() as m:  # a record made by other code: never served, never copied
+        m.setitem(streams_module.STREAM_VERSIONS, "uniform", 99)
+        run_sweep([stale_config], there, backend="serial", progress=False)
+    (there / "trials").mkdir()
+    (there / "trials" / "damaged.json").write_text("{not json")
+    before = {p: p.read_bytes() for p in there.rglob("*") if p.is_file()}
+    own_lines = {k: json.dumps(v, sort_keys=True) for k, v in archived(here).items()}
+
+    store = RecordStore(here)
+    with pytest.warns(RuntimeWarning, match=r"1 damaged record\(s\)"):
+        assert store.merge(there) == 2  # seed 1 of both policies
+    store.compact()
+    assert {p: p.read_bytes() for p in there.rglob("*") if p.is_file()} == before
+    served = store.records()
+    assert [r.trial.key for r in served] == sorted(c.key for c in theirs)
+    assert {k: json.dumps(v, sort_keys=True) for k, v in archived(here).items() if k in own_lines} == own_lines
+    own = sorted(mine, key=lambda r: r.trial.key)
+    assert [r.to_dict() for r in served if r.trial.seed == 0] == [r.to_dict() for r in own]
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        assert store.merge(there) == 0  # a second merge copies nothing
+    assert store.merge(here) == 0
+    with pytest.raises(ValueError, match="source must be a results folder"):
+        store.merge(tmp_path / "missing")
+
+
+def test_records_serve_what_get_serves(tmp_path, monkeypatch):
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    store = RecordStore(tmp_path)
+    assert [r.trial.key for r in store.records()] == sorted(c.key for c in configs)
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 99)
+    assert [r.trial.policy for r in RecordStore(tmp_path).records()] == ["uniform", "uniform"]
+    assert [r.to_dict() for r in RecordStore(tmp_path).records()] == [
+        RecordStore(tmp_path).get(c).to_dict() for c in sorted(configs, key=lambda c: c.key) if c.policy == "uniform"
+    ]

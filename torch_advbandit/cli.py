@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser(
         "reproduce",
-        help="reproduce a paper experiment as one resumable sweep (table3, growth)",
+        help="reproduce an experiment as one resumable sweep (table3, growth, figure1, drifting)",
         description="Run a named experiment grid (experiments.grids.GRIDS) in worker processes or on Ray. "
         "Finished trials are kept in OUT/trials.jsonl.xz; a re-run resumes.",
     )
@@ -86,6 +86,22 @@ def _parser() -> argparse.ArgumentParser:
         "--drop-stale",
         action="store_true",
         help="delete the records under OUT made by other versions of the code (default: kept, never served)",
+    )
+    rp = sub.add_parser(
+        "report",
+        help="rewrite an experiment's tables and figures from the records of a results folder",
+        description="Merge the records of other results folders (--merge) into OUT, then write the experiment's "
+        "tables and figures from every current record of its kind under OUT. Nothing is run.",
+    )
+    rp.add_argument("experiment", choices=sorted(EXPERIMENTS), help="the report to write")
+    rp.add_argument("--out", type=Path, required=True, help="results folder (its records are kept)")
+    rp.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="SRC",
+        help="results folders whose records OUT does not have are copied in first (SRC is only read)",
     )
     return parser
 
@@ -161,6 +177,27 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from .experiments.catalog import EXPERIMENTS
+    from .experiments.store import RecordStore
+
+    for folder in [args.out, *args.merge]:
+        if not folder.is_dir():
+            raise ValueError(f"{folder}: no such results folder")
+    store = RecordStore(args.out)
+    copied = sum(store.merge(source) for source in args.merge)
+    store.compact()
+    experiment = EXPERIMENTS[args.experiment]
+    records = experiment.records_of(store.records())
+    if not records:
+        raise ValueError(f"no current {experiment.name} records under {args.out}")
+    if args.merge:
+        print(f"merged {copied} record(s) from {len(args.merge)} folder(s) into {args.out}")
+    table, files = experiment.report(records, args.out)
+    _print_outputs(table, args.out, files)
+    return 0
+
+
 def _check_device(device: str) -> None:
     """``--device`` must name a device type (and index) this machine has."""
     import torch
@@ -189,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
+        if args.command == "report":
+            return _report(args)
         _check_device(args.device)
         if args.command == "run":
             return _run(args)

@@ -90,7 +90,13 @@ def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel
     tol = 1e-6 if candidates.dtype == torch.float32 else 1e-10
     if not bool(torch.isfinite(diag).all()) or (bounded and float(diag.max()) > 1.0 + tol):
         bound = "≤ 1" if bounded else "finite"
-        raise ValueError(f"{name} must satisfy k(x, x) {bound} on the candidates, max is {float(diag.max()):.6g}")
+        hint = (
+            " (the Exp3 family and the adversarial environments assume it: for a fitted ScaleKernel pass its "
+            "base_kernel, with the rewards divided by sqrt(outputscale))"
+            if bounded and bool(torch.isfinite(diag).all())
+            else ""
+        )
+        raise ValueError(f"{name} must satisfy k(x, x) {bound} on the candidates, max is {float(diag.max()):.6g}{hint}")
     if float(diag.min()) <= 0:
         raise ValueError(f"{name} must satisfy k(x, x) > 0 on the candidates")
     check_psd_sample(kernel, candidates, name)

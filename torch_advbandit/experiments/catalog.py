@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .adversarial import TrialConfig
+from ..kernels import KERNEL_NAMES
+from .adversarial import ENVIRONMENTS, TrialConfig
 from .botorch_drift import BOTORCH_METHODS, DRIFT_SCENARIOS, PROBLEM_NAMES, BoTorchDriftTrialConfig
 from .drift import DRIFT_POLICY_LABELS, FIGURE1_POLICIES, figure1_configs
 from .drift_report import (
@@ -26,9 +27,9 @@ from .drift_report import (
 from .grids import GRIDS
 from .records import TrialRecord, atomic_file
 from .report import markdown_table, plot_regret, summarize, write_csv
-from .settings import ONE_ROUND_TIMING
+from .settings import ONE_ROUND_TIMING, POLICY_LABELS
 from .tables import growth_markdown, growth_rows, plot_growth, plot_settings, table3_markdown
-from .trials import Trial
+from .trials import TRIAL_KINDS, Trial
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,24 @@ class Experiment:
     help: str
     configs: Callable[[Options], list[Trial]]
     report: Callable[[list[TrialRecord], Path], tuple[str, list[Path]]]
+    kind: str = "adversarial"  # the trial kind (trials.TRIAL_KINDS) of its records
+    order: Callable[[TrialRecord], tuple] | None = None  # a sweep's order for records read from a folder
+
+    def records_of(self, records: list[TrialRecord]) -> list[TrialRecord]:
+        """The records of this experiment's trial kind among ``records`` (a results folder may hold
+        others), in the order a sweep of its grid would return them (:attr:`order`)."""
+        kind = TRIAL_KINDS[self.kind]
+        return sorted((r for r in records if isinstance(r.trial, kind)), key=self.order or (lambda r: ()))
+
+
+def _grid_order(record: TrialRecord) -> tuple:
+    """:meth:`~torch_advbandit.experiments.grids.Grid.configs`' nesting (seeds outermost), with the
+    kernels and policies in their catalogue order."""
+    c = record.trial
+    kernel = KERNEL_NAMES.index(c.kernel) if c.kernel in KERNEL_NAMES else len(KERNEL_NAMES)
+    policies = list(POLICY_LABELS)
+    policy = policies.index(c.policy) if c.policy in policies else len(policies)
+    return (c.seed, ENVIRONMENTS.index(c.environment), c.setting, kernel, c.kernel, c.horizon, policy, c.policy)
 
 
 def _grid_configs(name: str) -> Callable[[Options], list[Trial]]:
@@ -157,14 +176,19 @@ def _write_text(path: Path, text: str) -> None:
 
 #: ``torch-advbandit reproduce`` experiments by name.
 EXPERIMENTS: dict[str, Experiment] = {
-    "table3": Experiment("table3", "[Iwazaki2026], Table 3", _grid_configs("table3"), _table3_report),
-    "growth": Experiment("growth", "regret exponents in T", _grid_configs("growth"), _growth_report),
-    "figure1": Experiment("figure1", "[Deng2022], Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report),
+    "table3": Experiment(
+        "table3", "[Iwazaki2026], Table 3", _grid_configs("table3"), _table3_report, order=_grid_order
+    ),
+    "growth": Experiment("growth", "regret exponents in T", _grid_configs("growth"), _growth_report, order=_grid_order),
+    "figure1": Experiment(
+        "figure1", "[Deng2022], Fig. 1 (GP-UCB on drift)", _figure1_configs, _figure1_report, kind="drift"
+    ),
     "drifting": Experiment(
         "drifting",
         "BoTorch test functions that jump, drift or stay: against vanilla BoTorch",
         _drifting_configs,
         _drifting_report,
+        kind="botorch_drift",
     ),
 }
 

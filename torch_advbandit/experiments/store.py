@@ -87,6 +87,56 @@ class RecordStore:
             return None
         return record
 
+    def records(self) -> list[TrialRecord]:
+        """Every record this folder serves, sorted by key: whole, current (the code's ``stream``), one per trial.
+
+        A loose file takes its trial's place in the archive, as in :meth:`get`. Damaged and stale
+        records are left out (a damaged one with a ``RuntimeWarning``); nothing under the folder is
+        moved or rewritten, so a read-only folder can be read.
+        """
+        found: dict[str, TrialRecord | None] = {}
+        for key, line in self._archived().items():
+            found[key] = _checked(lambda line=line: line)
+        loose = sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []
+        damaged = [path.name for path in loose if not _read_loose(path, found)]
+        damaged += [key for key, record in found.items() if record is None and not key.startswith("<damaged")]
+        if damaged:
+            warnings.warn(
+                f"{len(damaged)} damaged record(s) under {self.out_dir} left out (e.g. {damaged[0]})", RuntimeWarning, 2
+            )
+        current = [r for r in found.values() if r is not None and r.stream == r.trial.stream]
+        return sorted(current, key=lambda r: r.trial.key)
+
+    def merge(self, source: str | Path) -> int:
+        """Copy in the records of the results folder ``source`` that this folder does not serve; how many.
+
+        Only what ``RecordStore(source).records()`` serves is copied (whole, current records), and
+        only for trials without a current record here: a record of this folder is never replaced.
+        The copies are loose files (atomic writes); :meth:`compact` archives them. ``source`` is
+        only read.
+
+        Raises:
+            ValueError: ``source`` is not a folder.
+
+        Example:
+            >>> import tempfile
+            >>> from torch_advbandit.experiments import TrialConfig
+            >>> a, b = RecordStore(tempfile.mkdtemp()), RecordStore(tempfile.mkdtemp())
+            >>> configs = [TrialConfig(1, "se", "uniform", 5, s, num_functions=10, num_centres=5) for s in (0, 1)]
+            >>> _ = a.put(configs[0].run()); _ = b.put(configs[1].run())
+            >>> a.merge(b.out_dir), a.merge(b.out_dir), [r.trial.seed for r in a.records()]
+            (1, 0, [0, 1])
+        """
+        source = Path(source)
+        if not source.is_dir():
+            raise ValueError(f"source must be a results folder, got {str(source)!r} (not a folder)")
+        if source.resolve() == self.out_dir.resolve():
+            return 0
+        missing = [r for r in RecordStore(source).records() if self.get(r.trial) is None]
+        for record in missing:
+            self.put(record)
+        return len(missing)
+
     def put(self, record: TrialRecord) -> Path:
         """Write ``record`` as a loose file (atomically); :meth:`compact` archives it."""
         return record.save(self.loose_dir)
@@ -173,6 +223,14 @@ def _checked(read, config: Trial | None = None, origin: str = "record") -> Trial
         return record if config is None or trial == config else None
     except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
         return None
+
+
+def _read_loose(path: Path, found: dict[str, TrialRecord | None]) -> bool:
+    """Put the loose record at ``path`` in ``found`` under its key; ``False`` when it is damaged."""
+    record = _checked(path.read_text, origin=path.name)
+    if record is not None:
+        found[record.trial.key] = record
+    return record is not None
 
 
 def _line_key(line: str) -> str | None:
