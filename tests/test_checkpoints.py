@@ -1,8 +1,10 @@
 """Snapshots of running trials: a stopped trial continues to the record of an uninterrupted run."""
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +130,20 @@ def test_a_snapshot_written_by_another_process_is_continued(tmp_path):
     seen = []
     _same_run(run_trial(config, on_round=seen.append, checkpoint=checkpoint), run_trial(config))
     assert seen[0] == 13
+
+
+COMMITTED = sorted((Path(__file__).parents[1] / "benchmarks" / "results").glob("*/checkpoints/*.pt"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+def test_committed_snapshots_belong_to_the_current_code(path):
+    """A snapshot kept in benchmarks/results continues its trial only with the stream it was made by: a change
+    that bumps the policy's stream must delete it (the trial would silently restart from round 0)."""
+    match = re.fullmatch(r"s(\d+)-(\w+?)-(\w+)-T(\d+)-seed(\d+)-F(\d+)x(\d+)-(\w+)", path.stem)
+    assert match, f"{path.name} is not the snapshot of an adversarial trial"
+    setting, kernel, policy, horizon, seed, functions, centres, device = match.groups()
+    config = TrialConfig(int(setting), kernel, policy, int(horizon), int(seed), int(functions), int(centres), device)
+    assert config.key == path.stem
+    saved = TrialCheckpoint(path, config.key, config.stream).load()
+    assert saved is not None, f"{path.name} was made by other code: delete it"
+    assert 0 < len(saved["chosen"]) == saved["policy"]["t"] < config.horizon
