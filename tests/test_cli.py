@@ -119,6 +119,12 @@ def test_report_merges_folders_and_writes_the_table_without_running_a_trial(tmp_
     assert sorted(r["config"]["seed"] for r in archived(first).values()) == [0] * 4 + [1] * 4 + [2] * 4
     assert "(3)" in (first / "table3.md").read_text() and (first / "table3_setting1_T5.png").exists()
     assert main(["report", "table3", "--out", str(second)]) == 0  # a folder alone: its own records
+    from torch_advbandit.experiments import streams
+
+    monkeypatch.setitem(streams.STREAM_VERSIONS, "uniform", 99)  # Random's records are now stale: said, left out
+    with pytest.warns(RuntimeWarning, match=r"6 stale record\(s\) under .* left out"):
+        assert main(["report", "table3", "--out", str(first)]) == 0
+    assert "Random" not in (first / "table3.md").read_text()
 
 
 @pytest.mark.parametrize(

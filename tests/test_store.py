@@ -159,7 +159,9 @@ def test_records_serve_what_get_serves(tmp_path, monkeypatch):
     store = RecordStore(tmp_path)
     assert [r.trial.key for r in store.records()] == sorted(c.key for c in configs)
     monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 99)
-    assert [r.trial.policy for r in RecordStore(tmp_path).records()] == ["uniform", "uniform"]
+    store = RecordStore(tmp_path)
+    assert [r.trial.policy for r in store.records()] == ["uniform", "uniform"]
+    assert sorted(store.stale) == sorted(c.key for c in configs if c.policy == "kernelized_exp3")
     assert [r.to_dict() for r in RecordStore(tmp_path).records()] == [
         RecordStore(tmp_path).get(c).to_dict() for c in sorted(configs, key=lambda c: c.key) if c.policy == "uniform"
     ]

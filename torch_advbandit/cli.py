@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from .kernels import KERNEL_NAMES
@@ -189,6 +190,13 @@ def _report(args: argparse.Namespace) -> int:
     store.compact()
     experiment = EXPERIMENTS[args.experiment]
     records = experiment.records_of(store.records())
+    if store.stale:
+        warnings.warn(
+            f"{len(store.stale)} stale record(s) under {args.out} left out: made by other versions of the code "
+            f"(e.g. {store.stale[0]}); `reproduce` runs those trials again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if not records:
         raise ValueError(f"no current {experiment.name} records under {args.out}")
     if args.merge:

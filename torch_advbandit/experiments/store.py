@@ -91,8 +91,9 @@ class RecordStore:
         """Every record this folder serves, sorted by key: whole, current (the code's ``stream``), one per trial.
 
         A loose file takes its trial's place in the archive, as in :meth:`get`. Damaged and stale
-        records are left out (a damaged one with a ``RuntimeWarning``); nothing under the folder is
-        moved or rewritten, so a read-only folder can be read.
+        records are left out (a damaged one with a ``RuntimeWarning``; the keys of stale ones are
+        added to :attr:`stale`); nothing under the folder is moved or rewritten, so a read-only
+        folder can be read.
         """
         found: dict[str, TrialRecord | None] = {}
         for key, line in self._archived().items():
@@ -104,8 +105,9 @@ class RecordStore:
             warnings.warn(
                 f"{len(damaged)} damaged record(s) under {self.out_dir} left out (e.g. {damaged[0]})", RuntimeWarning, 2
             )
-        current = [r for r in found.values() if r is not None and r.stream == r.trial.stream]
-        return sorted(current, key=lambda r: r.trial.key)
+        whole = [r for r in found.values() if r is not None]
+        self.stale.extend(r.trial.key for r in whole if r.stream != r.trial.stream)
+        return sorted((r for r in whole if r.stream == r.trial.stream), key=lambda r: r.trial.key)
 
     def merge(self, source: str | Path) -> int:
         """Copy in the records of the results folder ``source`` that this folder does not serve; how many.
