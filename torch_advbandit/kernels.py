@@ -88,12 +88,13 @@ def prepare_kernel(kernel: object, candidates: torch.Tensor, name: str = "kernel
     kernel.eval()
     diag = kernel_diag(kernel, candidates)
     tol = 1e-6 if candidates.dtype == torch.float32 else 1e-10
-    if not bool(torch.isfinite(diag).all()) or (bounded and float(diag.max()) > 1.0 + tol):
+    finite = bool(torch.isfinite(diag).all())
+    if not finite or (bounded and float(diag.max()) > 1.0 + tol):
         bound = "≤ 1" if bounded else "finite"
-        hint = (
+        hint = (  # finite here means bounded and above 1
             " (the Exp3 family and the adversarial environments assume it: for a fitted ScaleKernel pass its "
             "base_kernel, with the rewards divided by sqrt(outputscale))"
-            if bounded and bool(torch.isfinite(diag).all())
+            if finite
             else ""
         )
         raise ValueError(f"{name} must satisfy k(x, x) {bound} on the candidates, max is {float(diag.max()):.6g}{hint}")

@@ -95,12 +95,13 @@ class RecordStore:
         added to :attr:`stale`); nothing under the folder is moved or rewritten, so a read-only
         folder can be read.
         """
-        found: dict[str, TrialRecord | None] = {}
-        for key, line in self._archived().items():
-            found[key] = _checked(lambda line=line: line)
-        loose = sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []
-        damaged = [path.name for path in loose if not _read_loose(path, found)]
-        damaged += [key for key, record in found.items() if record is None and not key.startswith("<damaged")]
+        found = self._parsed_archive()
+        damaged = [key for key, record in found.items() if record is None and not key.startswith("<damaged")]
+        for path, record in self._loose():
+            if record is None:
+                damaged.append(path.name)
+            else:
+                found[record.trial.key] = record
         if damaged:
             warnings.warn(
                 f"{len(damaged)} damaged record(s) under {self.out_dir} left out (e.g. {damaged[0]})", RuntimeWarning, 2
@@ -108,6 +109,15 @@ class RecordStore:
         whole = [r for r in found.values() if r is not None]
         self.stale.extend(r.trial.key for r in whole if r.stream != r.trial.stream)
         return sorted((r for r in whole if r.stream == r.trial.stream), key=lambda r: r.trial.key)
+
+    def _parsed_archive(self) -> dict[str, TrialRecord | None]:
+        """``key → record`` of the archive, each line read once (``None``: damaged)."""
+        return {key: _checked(lambda line=line: line) for key, line in self._archived().items()}
+
+    def _loose(self) -> list[tuple[Path, TrialRecord | None]]:
+        """The loose files, sorted by name, each with its record (``None``: damaged)."""
+        paths = sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []
+        return [(path, _checked(path.read_text, origin=path.name)) for path in paths]
 
     def merge(self, source: str | Path) -> int:
         """Copy in the records of the results folder ``source`` that this folder does not serve; how many.
@@ -155,11 +165,10 @@ class RecordStore:
         with _locked(self.out_dir / ".trials.lock"):
             self._lines = None
             lines = dict(self._archived())
-            parsed = {k: _checked(lambda v=v: v) for k, v in lines.items()}  # each line read once
+            parsed = self._parsed_archive()
             damaged = [lines.pop(k) for k, record in parsed.items() if record is None]
             merged = []
-            for path in sorted(self.loose_dir.glob("*.json")) if self.loose_dir.exists() else []:
-                record = _checked(path.read_text, origin=path.name)
+            for path, record in self._loose():
                 if record is None:
                     _move_aside(path)
                     continue
@@ -225,14 +234,6 @@ def _checked(read, config: Trial | None = None, origin: str = "record") -> Trial
         return record if config is None or trial == config else None
     except (OSError, ValueError, TypeError, KeyError, RecursionError):  # JSONDecodeError is a ValueError
         return None
-
-
-def _read_loose(path: Path, found: dict[str, TrialRecord | None]) -> bool:
-    """Put the loose record at ``path`` in ``found`` under its key; ``False`` when it is damaged."""
-    record = _checked(path.read_text, origin=path.name)
-    if record is not None:
-        found[record.trial.key] = record
-    return record is not None
 
 
 def _line_key(line: str) -> str | None:
