@@ -1,5 +1,6 @@
 """Snapshots of running trials: a stopped trial continues to the record of an uninterrupted run."""
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -9,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from torch_advbandit.experiments import TrialConfig, run_sweep, run_trial
-from torch_advbandit.experiments.checkpoints import TrialCheckpoint, checkpoint_path
+from torch_advbandit.experiments._progress import Progress, drain
+from torch_advbandit.experiments.checkpoints import RelayedCheckpoint, TrialCheckpoint, checkpoint_path
+from torch_advbandit.experiments.sweep import execute_trial
 
 
 class Stop(Exception):
@@ -130,6 +133,82 @@ def test_a_snapshot_written_by_another_process_is_continued(tmp_path):
     seen = []
     _same_run(run_trial(config, on_round=seen.append, checkpoint=checkpoint), run_trial(config))
     assert seen[0] == 13
+
+
+def test_relayed_snapshots_continue_a_trial_whose_worker_does_not_see_the_results_folder():
+    """Ray workers send their snapshots' bytes to the driver and get the last one back on a re-run."""
+    config = _small("rls_kernelized_exp3_truncated")
+    whole = run_trial(config)
+    sent = []
+    checkpoint = RelayedCheckpoint(config.key, config.stream, None, lambda *m: sent.append(m), every_seconds=0)
+
+    def stop(t):
+        if t + 1 == 11:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_trial(config, on_round=stop, checkpoint=checkpoint)
+    assert [key for key, _ in sent] == [config.key] * 11 and all(isinstance(data, bytes) for _, data in sent)
+    seen = []
+    resumed = RelayedCheckpoint(config.key, config.stream, sent[-1][1], sent.append, every_seconds=3600)
+    _same_run(run_trial(config, on_round=seen.append, checkpoint=resumed), whole)
+    assert seen[0] == 11
+    damaged = RelayedCheckpoint(config.key, config.stream, sent[-1][1][:100], sent.append)
+    with pytest.warns(RuntimeWarning, match="does not load"):
+        assert damaged.load() is None
+    with pytest.warns(RuntimeWarning, match="belongs to"):
+        assert RelayedCheckpoint("other-trial", config.stream, sent[-1][1], sent.append).load() is None
+    with pytest.raises(TypeError, match="saved"):
+        RelayedCheckpoint(config.key, config.stream, "not bytes", sent.append)
+
+
+def test_execute_trial_relays_snapshots_through_its_queue_and_the_driver_sorts_the_messages():
+    config = _small("kernelized_exp3")
+
+    class Queue(list):
+        put = list.append
+
+    q = Queue()
+    record = execute_trial(dataclasses.asdict(config), None, q, (None, 0.0))
+    snapshots = [m for m in q if len(m) == 2]
+    assert len(snapshots) == config.horizon - 1  # none after the last round: the record follows
+    with pytest.raises(ValueError, match="progress_queue"):
+        execute_trial(dataclasses.asdict(config), None, None, (None, 0.0))
+    again = execute_trial(dataclasses.asdict(config), None, Queue(), (None, 3600.0), snapshots[19][1])
+    assert again["chosen"] == record["chosen"] and again["expected_regret"] == record["expected_regret"]
+
+    import queue
+
+    inbox, kept = queue.Queue(), []
+    for message in q:
+        inbox.put(message)
+    bars = Progress([config], enabled=False, name="test")
+    drain(inbox, bars, lambda key, data: kept.append(data))
+    assert inbox.empty() and kept == [data for _, data in snapshots]
+
+
+@pytest.mark.slow
+def test_a_ray_sweep_continues_a_stopped_trial_from_the_snapshot_its_driver_kept(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'torch_advbandit[ray]')")
+    import torch_advbandit.experiments.sweep as sweep
+
+    written, atomic_file = [], sweep.atomic_file
+
+    def spy(path, *args, **kwargs):
+        written.append(Path(path))
+        return atomic_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "atomic_file", spy)  # the driver writes what its worker relays
+    config = _small("kernelized_exp3")
+    whole = run_trial(config)
+    checkpoint = _stopped_at(config, tmp_path, 20)
+    state = checkpoint.load()
+    checkpoint.save({**state, "round_seconds": [123.0] * 20})  # marks the rounds played before the stop
+    (record,) = run_sweep([config], tmp_path, backend="ray", workers=1, progress=False, checkpoint_every=0)
+    assert record.round_seconds[:20] == [123.0] * 20 and 123.0 not in record.round_seconds[20:]
+    assert record.chosen == whole.chosen
+    assert written == [checkpoint_path(tmp_path, config.key)] * 9  # after rounds 21-29 (none after the last)
+    assert not any((tmp_path / "checkpoints").iterdir())  # deleted once the record was written
 
 
 COMMITTED = sorted((Path(__file__).parents[1] / "benchmarks" / "results").glob("*/checkpoints/*.pt"))

@@ -14,7 +14,6 @@ an overall bar.
 from __future__ import annotations
 
 import os
-import queue as queue_module
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict
@@ -22,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ._processes import die_with_parent, sigterm_as_interrupt
-from .checkpoints import TrialCheckpoint, checkpoint_path
-from .records import TrialRecord
+from ._progress import DirectQueue, Progress, drain
+from .checkpoints import RelayedCheckpoint, TrialCheckpoint, checkpoint_path
+from .records import TrialRecord, atomic_file
 from .store import RecordStore, pending_configs
 from .trials import Trial, config_from_dict
 
@@ -34,14 +34,19 @@ def execute_trial(
     config: dict[str, Any],
     threads: int | None = None,
     progress_queue: Any = None,
-    checkpoints: tuple[str, float] | None = None,
+    checkpoints: tuple[str | None, float] | None = None,
+    saved: bytes | None = None,
 ) -> dict[str, Any]:
     """Worker entry point: run one trial and return its record as a plain dict.
 
     ``progress_queue`` (anything with ``put``) receives ``(key, rounds_done, rounds_total)`` about
     fifty times per trial. ``checkpoints = (out_dir, every_seconds)`` saves a resumable trial
     kind's state to ``out_dir/checkpoints/<key>.pt`` every ``every_seconds`` and continues from a
-    usable snapshot there (:mod:`~torch_advbandit.experiments.checkpoints`).
+    usable snapshot there (:mod:`~torch_advbandit.experiments.checkpoints`). With ``out_dir =
+    None`` (a worker that does not see the results folder) each snapshot goes to
+    ``progress_queue`` as ``(key, data)`` instead, and the trial continues from ``saved``, the
+    bytes of its last snapshot, when given
+    (:class:`~torch_advbandit.experiments.checkpoints.RelayedCheckpoint`).
 
     Example:
         >>> from dataclasses import asdict
@@ -65,53 +70,16 @@ def execute_trial(
     if checkpoints is None or not getattr(trial, "resumable", False):
         return asdict(trial.run(on_round=on_round))
     out_dir, seconds = checkpoints
-    checkpoint = TrialCheckpoint(checkpoint_path(out_dir, trial.key), trial.key, trial.stream, every_seconds=seconds)
+    if out_dir is not None:
+        checkpoint = TrialCheckpoint(
+            checkpoint_path(out_dir, trial.key), trial.key, trial.stream, every_seconds=seconds
+        )
+    elif progress_queue is None:
+        raise ValueError("checkpoints without a results folder are relayed: progress_queue is needed")
+    else:
+        relay = lambda key, data: progress_queue.put((key, data))  # noqa: E731
+        checkpoint = RelayedCheckpoint(trial.key, trial.stream, saved, relay, every_seconds=seconds)
     return asdict(trial.run(on_round=on_round, checkpoint=checkpoint))
-
-
-class _Progress:
-    """An overall bar (trials) plus one bar per running trial, fed by worker messages."""
-
-    def __init__(self, todo: list[Trial], enabled: bool, name: str) -> None:
-        from tqdm.auto import tqdm
-
-        self._tqdm = tqdm
-        self.enabled = enabled
-        self.overall = tqdm(total=len(todo), unit="trial", desc=name, disable=not enabled, dynamic_ncols=True)
-        self.bars: dict[str, Any] = {}
-        self.free = list(range(1, 64))
-
-    def message(self, key: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        bar = self.bars.get(key)
-        if bar is None:
-            position = self.free.pop(0) if self.free else None
-            bar = self._tqdm(total=total, desc=key, unit="round", leave=False, position=position, dynamic_ncols=True)
-            self.bars[key] = bar
-        bar.update(done - bar.n)
-
-    def finished(self, key: str) -> None:
-        bar = self.bars.pop(key, None)
-        if bar is not None:
-            if bar.pos is not None and abs(bar.pos) not in self.free:
-                self.free.insert(0, abs(bar.pos))
-            bar.close()
-        self.overall.update(1)
-
-    def close(self) -> None:
-        for bar in self.bars.values():
-            bar.close()
-        self.overall.close()
-
-
-def _drain(q: Any, progress: _Progress) -> None:
-    while True:
-        try:
-            message = q.get_nowait()
-        except (queue_module.Empty, Exception):  # ray.util.queue.Empty is not queue.Empty
-            return
-        progress.message(*message)
 
 
 def run_sweep(
@@ -151,7 +119,8 @@ def run_sweep(
         checkpoint_every: seconds between two snapshots of a running trial of a resumable kind
             (adversarial trials), under ``out_dir/checkpoints``; a re-run continues a stopped trial
             from its snapshot (:mod:`~torch_advbandit.experiments.checkpoints`). ``None`` turns them
-            off. Local and serial backends only: Ray workers need not see ``out_dir``.
+            off. Ray workers need not see ``out_dir``: they send their snapshots to the driver,
+            which writes them there and hands a re-run the last one.
 
     Returns:
         The records of every configuration, in the order given.
@@ -180,7 +149,7 @@ def run_sweep(
         cpus = os.cpu_count() or 1
         workers = min(workers or cpus, len(todo))
         threads = threads_per_worker or max(1, cpus // workers)
-        bars = _Progress(todo, progress, name)
+        bars = Progress(todo, progress, name)
         try:
             with sigterm_as_interrupt():
                 failures = _run_backend(backend, todo, store, bars, workers, threads, checkpoints, address)
@@ -202,29 +171,21 @@ def _run_backend(backend, todo, store, bars, workers, threads, checkpoints, addr
         return _run_serial(todo, store, bars, checkpoints)
     if backend == "local":
         return _run_local(todo, store, bars, workers, threads, checkpoints)
-    return _run_ray(todo, store, bars, workers, threads, address)  # Ray workers need not see out_dir
+    return _run_ray(todo, store, bars, workers, threads, checkpoints, address)
 
 
-def _save(result: dict[str, Any], store: RecordStore, bars: _Progress) -> None:
+def _save(result: dict[str, Any], store: RecordStore, bars: Progress) -> None:
     record = TrialRecord(**result)
     store.put(record)
     checkpoint_path(store.out_dir, record.trial.key).unlink(missing_ok=True)  # the record supersedes it
     bars.finished(record.trial.key)
 
 
-class _DirectQueue:
-    def __init__(self, bars: _Progress) -> None:
-        self.bars = bars
-
-    def put(self, message) -> None:
-        self.bars.message(*message)
-
-
 def _run_serial(todo, store, bars, checkpoints) -> list[tuple[str, str]]:
     failures = []
     for config in todo:
         try:
-            result = execute_trial(asdict(config), None, _DirectQueue(bars), checkpoints)
+            result = execute_trial(asdict(config), None, DirectQueue(bars), checkpoints)
             _save(result, store, bars)
         except Exception as exc:  # noqa: BLE001 - reported after the sweep, others still run
             failures.append((config.key, repr(exc)))
@@ -250,7 +211,7 @@ def _run_local(todo, store, bars, workers, threads, checkpoints) -> list[tuple[s
             try:
                 while futures:
                     done, _ = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
-                    _drain(q, bars)
+                    drain(q, bars)
                     for future in done:
                         config = futures.pop(future)
                         try:
@@ -267,7 +228,13 @@ def _run_local(todo, store, bars, workers, threads, checkpoints) -> list[tuple[s
     return failures
 
 
-def _run_ray(todo, store, bars, workers, threads, address) -> list[tuple[str, str]]:
+def _saved_snapshot(out_dir: Path, config: Trial) -> bytes | None:
+    """The bytes of ``config``'s snapshot under ``out_dir`` (``None``: none, or not a resumable kind)."""
+    path = checkpoint_path(out_dir, config.key)
+    return path.read_bytes() if getattr(config, "resumable", False) and path.is_file() else None
+
+
+def _run_ray(todo, store, bars, workers, threads, checkpoints, address) -> list[tuple[str, str]]:
     try:
         import ray
         from ray.util.queue import Queue
@@ -284,11 +251,21 @@ def _run_ray(todo, store, bars, workers, threads, address) -> list[tuple[str, st
     try:
         q = Queue()
         task = ray.remote(num_cpus=1)(execute_trial)
-        refs = {task.remote(asdict(c), threads, q): c for c in todo}
+        relay = None if checkpoints is None else (None, checkpoints[1])  # snapshots come back through q
+        refs = {
+            task.remote(asdict(c), threads, q, relay, _saved_snapshot(store.out_dir, c) if relay else None): c
+            for c in todo
+        }
+
+        def keep(key: str, data: bytes) -> None:  # a late snapshot of a finished trial is dropped
+            if any(c.key == key for c in refs.values()):
+                with atomic_file(checkpoint_path(store.out_dir, key), "wb") as fh:
+                    fh.write(data)
+
         try:
             while refs:
                 ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.2)
-                _drain(q, bars)
+                drain(q, bars, keep)
                 for ref in ready:
                     config = refs.pop(ref)
                     try:
