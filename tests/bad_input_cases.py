@@ -26,7 +26,7 @@ from torch_advbandit.center_selection import recursive_rls_nystrom
 from torch_advbandit.domains import discretize
 from torch_advbandit.environments import abrupt_environment
 from torch_advbandit.estimators import LowRankIPSEstimator, exact_ips_estimate
-from torch_advbandit.experiments import TrialConfig, run_sweep
+from torch_advbandit.experiments import Grid, TrialConfig, run_sweep
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import discounted_gp
 
@@ -499,6 +499,13 @@ CASES = [
         lambda: run_sweep([], "/tmp/x", checkpoint_every=-1.0),
         ValueError,
         "checkpoint_every must be None or a non-negative number",
+    ),
+    (
+        "Grid",
+        "first_seed < 0",
+        lambda: Grid("g", (1,), ("se",), ("uniform",), (10,), 2, first_seed=-1).configs(),
+        ValueError,
+        "first_seed must be ≥ 0",
     ),
     (
         "KernelizedExp3 (every policy)",

@@ -35,7 +35,12 @@ def test_run_writes_table_records_and_plot(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "extra, message",
-    [(["--horizon", "0"], "horizon"), (["--seeds", "0"], "seeds"), (["--functions", "-3"], "num_functions")],
+    [
+        (["--horizon", "0"], "horizon"),
+        (["--seeds", "0"], "seeds"),
+        (["--first-seed", "-1"], "--first-seed"),
+        (["--functions", "-3"], "num_functions"),
+    ],
 )
 def test_bad_arguments_give_one_line_error(tmp_path, capsys, extra, message):
     args = ["run", "--setting", "1", "--out", str(tmp_path), "--no-progress", *extra]
@@ -107,7 +112,8 @@ def test_report_merges_folders_and_writes_the_table_without_running_a_trial(tmp_
     base += ["--backend", "serial", "--no-progress"]
     first, second = tmp_path / "first", tmp_path / "second"
     assert main([*base, "--seeds", "2", "--out", str(first)]) == 0
-    assert main([*base, "--seeds", "3", "--out", str(second)]) == 0  # seeds 0–2; 0 and 1 repeat the first's
+    assert main([*base, "--first-seed", "1", "--seeds", "2", "--out", str(second)]) == 0  # seeds 1, 2: 1 repeats
+    assert sorted({r["config"]["seed"] for r in archived(second).values()}) == [1, 2]
     written = {name: (first / name).read_text() for name in ("table3.md", "summary.csv")}
     capsys.readouterr()
     monkeypatch.setattr(TrialConfig, "run", lambda self, *a, **k: pytest.fail(f"{self.key} was run"))

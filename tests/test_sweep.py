@@ -39,6 +39,20 @@ def test_grid_overrides_ignore_none_and_validate():
         Grid("bad", (1,), ("se",), ("nope",), (10,), 1).configs()
 
 
+def test_a_first_seed_shares_every_experiments_seeds_between_machines():
+    from torch_advbandit.experiments.catalog import EXPERIMENTS, Options
+
+    whole = {c.key for c in TINY.with_overrides(seeds=5).configs()}
+    parts = [TINY.with_overrides(first_seed=k, seeds=n).configs() for k, n in ((0, 2), (2, 3))]
+    assert {c.seed for c in parts[1]} == {2, 3, 4} and whole == {c.key for part in parts for c in part}
+    for name in EXPERIMENTS:  # every experiment takes it, the drift kinds included
+        seeds = {t.seed for t in EXPERIMENTS[name].configs(Options(quick=True, seeds=2, first_seed=7))}
+        assert seeds == {7, 8}, name
+    for first, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="first_seed"):
+            TINY.with_overrides(first_seed=first).configs()
+
+
 def test_lower_bound_trials_have_their_own_key_and_environment():
     a = TrialConfig(1, "se", "uniform", 50, 0, num_centres=10)
     b = TrialConfig(1, "se", "uniform", 50, 0, num_centres=10, environment="lower_bound")

@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--kernel", nargs="+", default=["se"], choices=KERNEL_NAMES, help="kernel(s)")
     run.add_argument("--policy", nargs="+", default=["kernelized_exp3", "uniform"], choices=sorted(POLICIES))
     run.add_argument("--horizon", type=int, default=1000, help="T, the number of rounds")
-    run.add_argument("--seeds", type=int, default=10, help="number of seeds (0, 1, …, S−1)")
+    run.add_argument("--seeds", type=int, default=10, help="number of seeds (K, K+1, …, K+S−1)")
+    run.add_argument("--first-seed", type=int, default=0, metavar="K", help="the first seed (default 0)")
     run.add_argument("--functions", type=int, default=1000, help="size of the adversary's function class")
     run.add_argument("--centres", type=int, default=100, help="kernel centres per adversary function")
     run.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
@@ -71,6 +72,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--problem", nargs="+", choices=sorted(PROBLEM_NAMES), help="drifting: the test functions")
     rep.add_argument("--horizon", type=int, nargs="+", help="override the horizon(s) T")
     rep.add_argument("--seeds", type=int, help="override the number of seeds (figure1: runs, default 100)")
+    rep.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        metavar="K",
+        help="run the seeds K, K+1, … (default 0), e.g. to share the seeds between machines; `report --merge` "
+        "joins their results folders",
+    )
     rep.add_argument("--noise", type=float, default=0.05, help="figure1: observation noise std (default 0.05)")
     rep.add_argument("--beta-scale", type=float, default=1.0, help="figure1: multiplies every β_t (default 1)")
     rep.add_argument("--functions", type=int, help="override the adversary's number of functions")
@@ -134,11 +143,18 @@ def _run(args: argparse.Namespace) -> int:
         centres=args.centres,
         device=args.device,
         full_exact=args.full_exact,
+        first_seed=_first_seed(args),
     )
     records = _sweep(args, configs, f"setting {args.setting}", backend="serial")
     table, files = summary_report(records, args.out)
     _print_outputs(table, args.out, files)
     return 0
+
+
+def _first_seed(args: argparse.Namespace) -> int:
+    if args.first_seed < 0:
+        raise ValueError(f"--first-seed must be ≥ 0, got {args.first_seed}")
+    return args.first_seed
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -156,6 +172,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         policies=tuple(args.policy) if args.policy else None,
         horizons=tuple(args.horizon) if args.horizon else None,
         seeds=args.seeds,
+        first_seed=_first_seed(args),
         functions=args.functions,
         device=args.device,
         noise=args.noise,

@@ -29,7 +29,7 @@ from .records import TrialRecord, atomic_file
 from .report import markdown_table, plot_regret, summarize, write_csv
 from .settings import ONE_ROUND_TIMING, POLICY_LABELS
 from .tables import growth_markdown, growth_rows, plot_growth, plot_settings, table3_markdown
-from .trials import TRIAL_KINDS, Trial
+from .trials import TRIAL_KINDS, Trial, seed_range
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class Options:
     policies: tuple[str, ...] | None = None
     horizons: tuple[int, ...] | None = None
     seeds: int | None = None
+    first_seed: int = 0
     functions: int | None = None
     device: str = "cpu"
     noise: float = 0.05
@@ -100,6 +101,7 @@ def _grid_configs(name: str) -> Callable[[Options], list[Trial]]:
             horizons=options.horizons,
             seeds=options.seeds,
             num_functions=options.functions,
+            first_seed=options.first_seed,
         )
         return grid.configs(options.device)
 
@@ -131,7 +133,12 @@ def _figure1_configs(options: Options) -> list[Trial]:
     if unknown:
         raise ValueError(f"figure1 policies must be among {sorted(DRIFT_POLICY_LABELS)}, got {unknown}")
     return figure1_configs(
-        runs, horizon=horizon, noise_std=options.noise, beta_scale=options.beta_scale, policies=tuple(policies)
+        runs,
+        horizon=horizon,
+        noise_std=options.noise,
+        beta_scale=options.beta_scale,
+        policies=tuple(policies),
+        first_seed=options.first_seed,
     )
 
 
@@ -153,7 +160,7 @@ def _drifting_configs(options: Options) -> list[Trial]:
     n = 256 if options.quick else 2048
     return [
         BoTorchDriftTrialConfig(problem, scenario, method, seed, horizon, num_candidates=n)
-        for seed in range(seeds)
+        for seed in seed_range(options.first_seed, seeds)
         for problem in problems
         for scenario in DRIFT_SCENARIOS
         for method in methods
@@ -204,8 +211,10 @@ def setting_configs(
     centres: int = 100,
     device: str = "cpu",
     full_exact: bool = False,
+    first_seed: int = 0,
 ) -> list[TrialConfig]:
-    """The trials of ``torch-advbandit run``: every (kernel, policy, seed) on one setting.
+    """The trials of ``torch-advbandit run``: every (kernel, policy, seed) on one setting, with the
+    seeds ``first_seed, …, first_seed + seeds − 1``.
 
     Exact kernelized Exp3 on settings 3–4 is timed for one round (the paper's protocol) unless
     ``full_exact``.
@@ -214,8 +223,7 @@ def setting_configs(
         >>> [c.timed_rounds for c in setting_configs(3, ("se",), ("kernelized_exp3", "uniform"), 100, 1)]
         [1, None]
     """
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise ValueError(f"seeds must be ≥ 1, got {seeds}")
+    seed_range(first_seed, seeds)  # checked first
 
     def timed(policy: str) -> int | None:
         return 1 if (policy, setting) in ONE_ROUND_TIMING and not full_exact else None
@@ -224,7 +232,7 @@ def setting_configs(
         TrialConfig(setting, kernel, policy, horizon, seed, functions, centres, device, timed(policy))
         for kernel in kernels
         for policy in policies
-        for seed in range(seeds)
+        for seed in seed_range(first_seed, seeds)
     ]
 
 

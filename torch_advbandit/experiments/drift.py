@@ -22,7 +22,7 @@ from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
 from .runner import play, trial_record
 from .streams import stream_of
-from .trials import check_device_name, register_trial_kind
+from .trials import check_device_name, register_trial_kind, seed_range
 
 #: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
@@ -158,8 +158,10 @@ def figure1_configs(
     noise_std: float = 0.05,
     beta_scale: float = 1.0,
     policies: tuple[str, ...] = FIGURE1_POLICIES,
+    first_seed: int = 0,
 ):
-    """Both scenarios × ``policies`` (default: the four of Fig. 1) × ``runs`` seeds (seeds outermost).
+    """Both scenarios × ``policies`` (default: the four of Fig. 1) × ``runs`` seeds from ``first_seed``
+    (seeds outermost).
 
     Example:
         >>> len(figure1_configs(2))  # 2 environments × 4 algorithms × 2 runs
@@ -167,7 +169,7 @@ def figure1_configs(
     """
     return [
         DriftTrialConfig(scenario, policy, seed, horizon, noise_std, beta_scale)
-        for seed in range(runs)
+        for seed in seed_range(first_seed, runs)
         for scenario in SCENARIOS
         for policy in policies
     ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from .adversarial import TrialConfig
 from .settings import ONE_ROUND_TIMING
+from .trials import seed_range
 
 KERNELS = ("se", "matern52", "matern32")
 TABLE3_POLICIES = ("uniform", "apg_exp3", "kernelized_exp3", "rls_kernelized_exp3")
@@ -22,11 +23,12 @@ class Grid:
         kernels: kernel names.
         policies: keys of :data:`~torch_advbandit.experiments.settings.POLICIES`.
         horizons: the ``T`` of each run (parameters are tuned per ``T``).
-        seeds: seeds ``0, …, seeds − 1``.
+        seeds: how many seeds: ``first_seed, …, first_seed + seeds − 1``.
         environments: ``"adaptive"`` and/or ``"lower_bound"``.
         num_functions, num_centres: the adversary's ``|F|`` and ``M``.
         one_round_timing: time exact kernelized Exp3 for one round on settings 3–4 (the paper's
             protocol) instead of running it in full.
+        first_seed: the first seed (default 0), so that machines can share a grid's seeds.
 
     Example:
         >>> g = Grid("demo", settings=(1,), kernels=("se",), policies=("uniform",), horizons=(50,), seeds=2)
@@ -44,11 +46,12 @@ class Grid:
     num_functions: int = 1000
     num_centres: int = 100
     one_round_timing: bool = True
+    first_seed: int = 0
 
     def configs(self, device: str = "cpu") -> list[TrialConfig]:
-        """Every trial of the grid (validated), seeds innermost so early seeds of every cell finish first."""
+        """Every trial of the grid (validated), seeds outermost so the early seeds of every cell finish first."""
         out = []
-        for seed in range(self.seeds):
+        for seed in seed_range(self.first_seed, self.seeds):
             for environment in self.environments:
                 for setting in self.settings:
                     for kernel in self.kernels:

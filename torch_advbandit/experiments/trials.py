@@ -112,3 +112,18 @@ def check_device_name(device: object) -> str:
     if not isinstance(device, str) or not _DEVICE.fullmatch(device):
         raise ValueError(f"device must be cpu, cuda, mps or one of them with an index (cuda:1), got {device!r}")
     return device
+
+
+def seed_range(first: int, count: int) -> range:
+    """The seeds ``first, …, first + count − 1``, checked.
+
+    Example:
+        >>> list(seed_range(5, 3))
+        [5, 6, 7]
+    """
+    for name, value, least in (("first_seed", first, 0), ("seeds", count, 1)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < least:
+            raise ValueError(f"{name} must be ≥ {least}, got {value}")
+    return range(first, first + count)
