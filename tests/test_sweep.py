@@ -304,3 +304,26 @@ def test_reproduce_growth_and_figure1_commands_write_their_tables(tmp_path, caps
     assert (tmp_path / "f" / "figure1.png").exists() and len(archived(tmp_path / "f")) == 8
     assert main(["reproduce", "figure1", "--out", str(tmp_path / "f"), "--horizon", "25", "30", *args]) == 2
     assert "one --horizon" in capsys.readouterr().err
+
+
+def test_makespan_is_the_lpt_schedule_within_grahams_bound_of_brute_force():
+    import itertools
+    import random
+
+    from torch_advbandit.experiments.report import makespan
+
+    rng = random.Random(0)
+    for _ in range(60):
+        jobs = [rng.choice([1.0, 2.0, 3.0, 5.0, 8.0]) * rng.random() for _ in range(rng.randint(1, 7))]
+        slots = rng.randint(1, 4)
+        best = min(
+            max(sum(j for j, s in zip(jobs, assign, strict=True) if s == k) for k in range(slots))
+            for assign in itertools.product(range(slots), repeat=len(jobs))
+        )
+        got = makespan(jobs, slots)
+        assert best - 1e-12 <= got <= (4 / 3 - 1 / (3 * slots)) * best + 1e-12
+        assert got >= max(max(jobs), sum(jobs) / slots) - 1e-12
+    assert makespan([], 3) == 0.0 and makespan([2.0, 2.0], 1) == 4.0
+    for bad, error in (((1.0,), 0), ((1.0,), True), ((-1.0,), 2), ((float("nan"),), 2)):
+        with pytest.raises(ValueError):
+            makespan(list(bad), error)

@@ -90,6 +90,42 @@ def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
     return Path(path)
 
 
+def trial_hours(record: TrialRecord) -> float:
+    """The learner's hours in one trial: construction plus every round (the environment's time excluded).
+
+    Example:
+        >>> from torch_advbandit.experiments import TrialConfig
+        >>> trial_hours(TrialConfig(1, "se", "uniform", 5, 0, num_functions=10, num_centres=5).run()) < 0.01
+        True
+    """
+    return (record.setup_seconds + sum(record.round_seconds)) / 3600.0
+
+
+def makespan(durations: list[float], slots: int) -> float:
+    """Wall time of independent jobs on ``slots`` identical workers, longest job first to the least loaded
+    worker ([Graham1969]'s LPT rule: within ``4/3 − 1/(3·slots)`` of the best schedule, and never below
+    ``max(max(durations), sum(durations)/slots)``).
+
+    Args:
+        durations: each job's time (any unit; non-negative).
+        slots: workers, ``≥ 1`` (machines × workers per machine).
+
+    Example:
+        >>> makespan([5.0, 4.0, 3.0, 3.0, 3.0], 2)  # the best schedule: 9 (LPT is 4/3-optimal)
+        10.0
+        >>> makespan([6.0, 1.0, 1.0], 8)  # the longest job decides
+        6.0
+    """
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+        raise ValueError(f"slots must be a positive integer, got {slots!r}")
+    if any(not (d >= 0 and math.isfinite(d)) for d in durations):
+        raise ValueError("durations must be finite and non-negative")
+    loads = [0.0] * min(slots, max(1, len(durations)))
+    for duration in sorted(durations, reverse=True):
+        loads[loads.index(min(loads))] += duration
+    return max(loads)
+
+
 def _groups(records: list[TrialRecord]) -> dict[tuple, list[TrialRecord]]:
     groups: dict[tuple, list[TrialRecord]] = defaultdict(list)
     for r in records:

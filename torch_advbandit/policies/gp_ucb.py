@@ -306,7 +306,10 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         return grown, first
 
     def diagnostics(self) -> dict[str, float]:
-        """``beta`` used by the latest selection and ``model_size`` (observations handed to the model)."""
+        """``beta`` used by the latest selection, ``model_size`` (the observations handed to the model:
+        a sliding window's or a restart's cut shows here), ``discount`` (``η`` of the model), ``since``
+        (the change point chosen by ``discount="auto"``: the model keeps no row observed before it; 0
+        when there is none, and always 0 for a fixed discount, a window or restarts) and ``lam``."""
         size = float(self.training_set().numel())
         memory = {"discount": self.discount, "since": float(self.since)}
         return {"beta": self.last_beta, "model_size": size, **memory, "lam": self.lam}
