@@ -223,7 +223,7 @@ def setting_configs(
         >>> [c.timed_rounds for c in setting_configs(3, ("se",), ("kernelized_exp3", "uniform"), 100, 1)]
         [1, None]
     """
-    seed_range(first_seed, seeds)  # checked first
+    seed_list = seed_range(first_seed, seeds)  # checked first
 
     def timed(policy: str) -> int | None:
         return 1 if (policy, setting) in ONE_ROUND_TIMING and not full_exact else None
@@ -232,7 +232,7 @@ def setting_configs(
         TrialConfig(setting, kernel, policy, horizon, seed, functions, centres, device, timed(policy))
         for kernel in kernels
         for policy in policies
-        for seed in seed_range(first_seed, seeds)
+        for seed in seed_list
     ]
 
 
