@@ -19,6 +19,7 @@ from torch_advbandit import (
     RestartingGPUCB,
     RLSKernelizedExp3,
     SlidingWindowGPUCB,
+    TimeVaryingGPUCB,
     UniformRandom,
 )
 from torch_advbandit.acquisition import discounted_ucb
@@ -330,6 +331,41 @@ CASES = [
         lambda: WGPUCB(X, K, 10, discount="fast", lam=0.01),
         ValueError,
         "discount must be a number in \\(0, 1\\] or 'auto'",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "epsilon outside (0, 1)",
+        lambda: TimeVaryingGPUCB(X, K, 10, epsilon=1.0),
+        ValueError,
+        "epsilon must be a number in \\(0, 1\\) or 'fit'",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "epsilon a string other than 'fit'",
+        lambda: TimeVaryingGPUCB(X, K, 10, epsilon="auto"),
+        ValueError,
+        "epsilon must be a number in \\(0, 1\\) or 'fit'",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "warmup < 0",
+        lambda: TimeVaryingGPUCB(X, K, 10, warmup=-1),
+        ValueError,
+        "warmup must be ≥ 0",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "fit_hyperparameters not a bool",
+        lambda: TimeVaryingGPUCB(X, K, 10, fit_hyperparameters=1),
+        TypeError,
+        "fit_hyperparameters must be True or False",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "delta outside (0, 1)",
+        lambda: TimeVaryingGPUCB(X, K, 10, delta=1.0),
+        ValueError,
+        "delta must lie in \\(0, 1\\)",
     ),
     (
         "WGPUCB, IGPUCB, SlidingWindowGPUCB, RestartingGPUCB",

@@ -15,6 +15,7 @@ from torch_advbandit import (
     RestartingGPUCB,
     RLSKernelizedExp3,
     SlidingWindowGPUCB,
+    TimeVaryingGPUCB,
     UniformRandom,
 )
 from torch_advbandit.kernels import make_kernel
@@ -37,6 +38,8 @@ FACTORIES = {
     "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
     "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
     "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),
+    # a fixed forgetting rate (the fitted modes are tested in tests/test_time_varying_gp_ucb.py: a fit a round)
+    "tv_gp_ucb": lambda X, k, g, T: TimeVaryingGPUCB(X, k, T, epsilon=0.1, fit_hyperparameters=False, generator=g),
 }
 
 

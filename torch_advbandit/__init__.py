@@ -17,6 +17,7 @@ from . import (
     kernels,
     models,
     parameters,
+    spacetime,
 )
 from .policies import (
     IGPUCB,
@@ -26,6 +27,7 @@ from .policies import (
     RestartingGPUCB,
     RLSKernelizedExp3,
     SlidingWindowGPUCB,
+    TimeVaryingGPUCB,
     UniformRandom,
 )
 
@@ -41,6 +43,7 @@ __all__ = [
     "IGPUCB",
     "RestartingGPUCB",
     "SlidingWindowGPUCB",
+    "TimeVaryingGPUCB",
     "WGPUCB",
     "acquisition",
     "center_selection",
@@ -56,4 +59,5 @@ __all__ = [
     "kernels",
     "nystrom",
     "parameters",
+    "spacetime",
 ]

@@ -11,7 +11,8 @@ scale). Every method runs ``optimize_acqf_discrete`` on the candidates with UCB 
 Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted with
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
-``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20); and
+``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
+``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`); and
 ``botorch_oracle``, vanilla BoTorch told the jump of the abrupt scenario (from ``T/2`` on it fits only
 the rows observed since; elsewhere it is ``botorch_ucb``): what forgetting exactly at the change gains.
 Regret is dynamic, ``Σ_t max_x f_t(x) − f_t(x_t)``.
@@ -27,9 +28,10 @@ from dataclasses import dataclass
 import torch
 
 from ..environments.nonstationary import FunctionSequenceEnvironment
-from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
+from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB, TimeVaryingGPUCB
 from ..policies.asks import AnyRowsMixin
 from ..policies.base import Policy
+from ..policies.time_varying_gp_ucb import ObservedRowsMixin
 from .records import TrialRecord
 from .runner import play, trial_record
 from .streams import stream_of
@@ -45,6 +47,7 @@ BOTORCH_METHODS = {
     "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
     "restart_fitted": "R-GP-UCB, H = 20, fitted",
+    "tv_fitted": "TV-GP-UCB, ε fitted",
     "botorch_oracle": "BoTorch told the jump (oracle forgetting)",
 }
 BETA = 2.0
@@ -97,7 +100,7 @@ def problem_values(problem: str, scenario: str, horizon: int, num_candidates: in
     return X, (1 - weight).unsqueeze(-1) * base + weight.unsqueeze(-1) * mirrored
 
 
-class BoTorchUCB(AnyRowsMixin, Policy):
+class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
     """Vanilla BoTorch: ``SingleTaskGP(train_X, train_Y)`` with its defaults (BoTorch's kernel and priors,
     ``Standardize``), ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound(beta=β²)`` maximised by
     ``optimize_acqf_discrete`` over the candidates; uniform before any observation. With
@@ -120,9 +123,7 @@ class BoTorchUCB(AnyRowsMixin, Policy):
         super().__init__(candidates, horizon, generator=generator)
         self.beta = float(beta)
         self.forget_before = forget_before
-        self.train_X = self.candidates[:0].clone()
-        self.rewards = torch.empty(0, dtype=self.candidates.dtype, device=self.candidates.device)
-        self.row_rounds = torch.empty(0, dtype=torch.long, device=self.candidates.device)  # round of each row
+        self._init_rows()
 
     def _draw(self) -> int:
         from botorch.acquisition import UpperConfidenceBound
@@ -144,17 +145,6 @@ class BoTorchUCB(AnyRowsMixin, Policy):
                 UpperConfidenceBound(model, beta=self.beta**2), q=1, choices=self.candidates
             )
         return int((self.candidates == best).all(-1).nonzero()[0, 0])
-
-    def _update(self, index: int, reward: float) -> None:
-        self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
-
-    def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
-        self.train_X, self.rewards = torch.cat([self.train_X, X]), torch.cat([self.rewards, Y])
-        rounds = torch.full((X.shape[0],), self.t, dtype=torch.long, device=self.row_rounds.device)
-        self.row_rounds = torch.cat([self.row_rounds, rounds])
-
-    def _extra_state(self):
-        return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone(), "row_rounds": self.row_rounds.clone()}
 
 
 def make_method(
@@ -185,6 +175,8 @@ def make_method(
         return SlidingWindowGPUCB(candidates, kernel, horizon, window=20, **common)
     if name == "restart_fitted":
         return RestartingGPUCB(candidates, kernel, horizon, period=20, **common)
+    if name == "tv_fitted":
+        return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, generator=generator)
     raise ValueError(f"method must be one of {sorted(BOTORCH_METHODS)}, got {name!r}")
 
 
@@ -254,5 +246,5 @@ class BoTorchDriftTrialConfig:
         policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1), jump_round=jump)
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
-        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount", "since"))
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount", "since", "epsilon"))
         return trial_record(self, traj, setup)

@@ -43,6 +43,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
     "restart_fitted": 2,  # 2: fits from BoTorch's initial noise
+    "tv_fitted": 2,  # 2: ε = 0 until 10 rounds are observed
     "botorch_oracle": 1,
 }
 

@@ -6,6 +6,7 @@ from .exp3 import Exp3Policy, KernelizedExp3
 from .gp_ucb import GPUCBPolicy
 from .random import UniformRandom
 from .rls_exp3 import RLSKernelizedExp3
+from .time_varying_gp_ucb import TimeVaryingGPUCB
 from .weighted_gp_ucb import IGPUCB, WGPUCB
 from .windowed_gp_ucb import RestartingGPUCB, SlidingWindowGPUCB
 
@@ -23,4 +24,5 @@ __all__ = [
     "WGPUCB",
     "RestartingGPUCB",
     "SlidingWindowGPUCB",
+    "TimeVaryingGPUCB",
 ]

@@ -1,0 +1,274 @@
+"""TV-GP-UCB ([Bogunovic2016]): GP-UCB on a space-time GP whose forgetting rate ``ε`` is fitted to the data.
+
+Unlike the GP-UCB loop of :mod:`~torch_advbandit.policies.gp_ucb`, which forgets by inflating the noise of
+old observations, this policy models time: every observation keeps the round it was made, the model is a
+BoTorch ``SingleTaskGP`` over ``(x, t/T)`` with the kernel of :func:`~torch_advbandit.spacetime.space_time_kernel`,
+and the next point maximises BoTorch's ``UpperConfidenceBound`` at the next round's time
+(docs/algorithms.rst §10).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import torch
+from botorch.acquisition import UpperConfidenceBound
+from botorch.exceptions import ModelFittingError
+from botorch.optim import optimize_acqf_discrete
+from gpytorch.kernels import Kernel
+
+from .._validation import check_int, check_positive, check_real, check_width
+from ..models import frozen_kernel
+from ..spacetime import AtTime, epsilon_to_lengthscale, lengthscale_to_epsilon, space_time_kernel
+from .asks import AnyRowsMixin
+from .base import Policy
+
+
+class ObservedRowsMixin:
+    """The state of a policy whose state is its data: ``train_X`` (``Tensor[m, d]``), ``rewards`` (``Tensor[m]``)
+    and ``row_rounds`` (``LongTensor[m]``, the round at which each row was observed; rows observed together share
+    it). Saved by ``state_dict`` and checked whole by ``load_state_dict``.
+
+    Example:
+        >>> from torch_advbandit import TimeVaryingGPUCB
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 10, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = TimeVaryingGPUCB(X, make_kernel("se", 1), 5, fit_hyperparameters=False, epsilon=0.1)
+        >>> policy.observe(X[:2], torch.zeros(2, 1, dtype=torch.float64))
+        >>> policy.row_rounds.tolist()
+        [0, 0]
+    """
+
+    def _init_rows(self) -> None:
+        like = self.candidates
+        self.train_X = like[:0].clone()
+        self.rewards = torch.empty(0, dtype=like.dtype, device=like.device)
+        self.row_rounds = torch.empty(0, dtype=torch.long, device=like.device)
+
+    def _update(self, index: int, reward: float) -> None:
+        self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
+
+    def _update_rows(self, X: torch.Tensor, Y: torch.Tensor) -> None:
+        rounds = torch.full((X.shape[0],), self.t, dtype=torch.long, device=self.row_rounds.device)
+        train_X, rewards = torch.cat([self.train_X, X]), torch.cat([self.rewards, Y])
+        self.train_X, self.rewards, self.row_rounds = train_X, rewards, torch.cat([self.row_rounds, rounds])
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"train_X": self.train_X.clone(), "rewards": self.rewards.clone(), "row_rounds": self.row_rounds.clone()}
+
+    def _prepare_state(self, state: dict[str, Any]):
+        train_X, rewards, rounds = state["train_X"], state["rewards"], state["row_rounds"]
+        if not all(isinstance(v, torch.Tensor) for v in (train_X, rewards, rounds)):
+            raise ValueError("state['train_X'], state['rewards'] and state['row_rounds'] must be tensors")
+        m, d = rewards.numel(), self.candidates.shape[1]
+        if rewards.shape != (m,) or train_X.shape != (m, d) or rounds.shape != (m,) or m != state["t"]:
+            raise ValueError(f"state['train_X'] (t × {d}), state['rewards'] and state['row_rounds'] must have length t")
+        if not bool(torch.isfinite(rewards).all() & torch.isfinite(train_X).all()):
+            raise ValueError("state['train_X'] and state['rewards'] must be finite")
+        if rounds.dtype != torch.long or (m and not (bool((rounds.diff() >= 0).all()) and 0 <= int(rounds[0]))):
+            raise ValueError("state['row_rounds'] must be non-decreasing non-negative integers")
+        if m and int(rounds[-1]) >= m:
+            raise ValueError(f"state['row_rounds'] must be below t = {m}")
+        like = self.candidates
+        new = (train_X.to(like).clone(), rewards.to(like).clone(), rounds.to(like.device).clone())
+
+        def install() -> None:
+            self.train_X, self.rewards, self.row_rounds = new
+
+        return install
+
+
+class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
+    """TV-GP-UCB ([Bogunovic2016]) with the forgetting rate ``ε`` fitted by marginal likelihood.
+
+    Round ``t``: a ``SingleTaskGP`` on every observation ``(x_s, s/T) → y_s`` with kernel
+    ``k_X(x, x')·exp(−|s − s'|/(T·ℓ_τ))`` (``ε = 1 − exp(−2/(T·ℓ_τ))``, eq. [Bogunovic2016] (2)), outcomes
+    standardised by BoTorch's ``Standardize``; ``x_t = argmax_x μ_t(x, t/T) + β_t σ_t(x, t/T)`` over the
+    candidates by ``optimize_acqf_discrete`` (BoTorch's ``UpperConfidenceBound`` takes ``β_t²``). With
+    ``epsilon="fit"`` the time lengthscale is fitted by ``fit_gpytorch_mll`` each round, starting at one
+    horizon (``ε = 1 − e^{−2/T}``): a stationary objective fits a long one and keeps every observation, a
+    moving one a short one. Every fit starts from ``kernel`` and BoTorch's initial noise, as a new
+    ``SingleTaskGP`` does; ``ε = 0`` during a warm-up of ``warmup`` observed rounds. Observations of any rows
+    are taken (an initial design, several at once); rows observed together share their round.
+
+    Args:
+        candidates: ``Tensor[n, d]``.
+        kernel: any GPyTorch kernel on ``d`` dimensions (``k_X``), e.g. BoTorch's default
+            ``get_covar_module_with_dim_scaled_prior(ard_num_dims=d)`` or
+            ``ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d))``; copied.
+        horizon: ``T`` (sets the time scale ``τ = t/T``; running past it is allowed and does not warn).
+        epsilon: ``"fit"`` (default) or a fixed forgetting rate ``ε ∈ (0, 1)``.
+        warmup: with ``epsilon="fit"``, ``ε = 0`` (no forgetting: the model is a ``SingleTaskGP`` on ``x``
+            alone) until observations were made in ``warmup`` distinct rounds (an initial design is one);
+            ``ε`` is not identifiable from fewer, and early fits forgot the design (``ℓ_τ`` of ``10⁻⁴``
+            horizons at the second round on Hartmann-6).
+        fit_hyperparameters: fit ``kernel``'s hyperparameters, the noise and the constant mean each round
+            (``fit_gpytorch_mll``, an L-BFGS run of ``O(t³)`` steps); ``False`` keeps them as given, with
+            noise ``lam``, zero mean and raw outcomes (then ``epsilon="fit"`` fits ``ℓ_τ`` alone).
+        lam: noise variance when the hyperparameters are not fitted (``> 0``).
+        beta: fixed ``β``; ``None`` for [Bogunovic2016]'s ``β_t = sqrt(2 log(n t² π²/(6δ)))`` (finite
+            candidate set, ``t`` the round counted from 1).
+        delta: ``δ ∈ (0, 1)`` of the theory ``β_t``.
+        chunk_size: candidates per batch of the acquisition evaluation.
+        generator: ``torch.Generator`` (draws before the first observation and the seeds of ``select(q)``'s
+            quasi-MC). A fit that BoTorch restarts samples its priors under the seed ``t``; the global
+            generator is left as it was.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 40, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = TimeVaryingGPUCB(X, make_kernel("se", 1, 0.2), 20, beta=2.0,
+        ...                           generator=torch.Generator().manual_seed(0))
+        >>> policy.observe(X[::8], torch.sin(6 * X[::8]))  # an initial design of 5 rows, round 0
+        >>> for _ in range(3):
+        ...     i = policy.select(); policy.update(i, float(torch.sin(6 * X[i, 0])))
+        >>> sorted(policy.diagnostics())
+        ['beta', 'epsilon', 'lam', 'model_size', 'time_lengthscale']
+    """
+
+    _tuned_for_horizon = False
+
+    def __init__(
+        self,
+        candidates: torch.Tensor,
+        kernel: Kernel,
+        horizon: int,
+        *,
+        epsilon: float | str = "fit",
+        warmup: int = 10,
+        fit_hyperparameters: bool = True,
+        lam: float = 0.01,
+        beta: float | None = None,
+        delta: float = 0.1,
+        chunk_size: int = 4096,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__(candidates, horizon, generator=generator)
+        self.kernel = frozen_kernel(kernel, self.candidates)
+        if isinstance(epsilon, str):
+            if epsilon != "fit":
+                raise ValueError(f"epsilon must be a number in (0, 1) or 'fit', got {epsilon!r}")
+        elif isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < 1:
+            raise ValueError(f"epsilon must be a number in (0, 1) or 'fit', got {epsilon!r}")
+        self.epsilon = epsilon
+        self.warmup = check_int(warmup, "warmup", minimum=0)
+        if not isinstance(fit_hyperparameters, bool):
+            raise TypeError(f"fit_hyperparameters must be True or False, got {fit_hyperparameters!r}")
+        self.fit_hyperparameters = fit_hyperparameters
+        self.lam = check_positive(lam, "lam")
+        self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
+        self.delta = check_real(delta, "delta")
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+        self._init_rows()
+        self.last_beta, self._last_fit = float("nan"), {"time_lengthscale": float("nan"), "lam": float("nan")}
+
+    def warming_up(self) -> bool:
+        """Whether ``ε`` is held at 0: ``epsilon="fit"`` and observations in fewer than ``warmup`` distinct rounds."""
+        return self.epsilon == "fit" and torch.unique_consecutive(self.row_rounds).numel() < self.warmup
+
+    def initial_lengthscale(self) -> float:
+        """``ℓ_τ`` before any fit: from ``epsilon``; for ``epsilon="fit"`` one horizon, or ``∞`` (``ε = 0``)
+        while :meth:`warming_up`."""
+        if self.epsilon != "fit":
+            return epsilon_to_lengthscale(self.epsilon, self.horizon)
+        return math.inf if self.warming_up() else 1.0
+
+    def model(self):
+        """The round's model on the space: a fitted ``SingleTaskGP`` over ``(x, τ)`` seen at ``τ = t/T``
+        (:class:`~torch_advbandit.spacetime.AtTime`), or ``None`` before any observation. A function of the
+        observations and ``t`` alone (the fit's seed is ``t``); its fitted ``ℓ_τ`` and noise are what
+        :meth:`diagnostics` reports.
+
+        Example:
+            >>> from torch_advbandit.kernels import make_kernel
+            >>> X = torch.linspace(0, 1, 10, dtype=torch.float64).unsqueeze(-1)
+            >>> policy = TimeVaryingGPUCB(X, make_kernel("se", 1), 5, epsilon=0.2, fit_hyperparameters=False)
+            >>> policy.observe(X[:3], torch.ones(3, 1, dtype=torch.float64))
+            >>> policy.model().posterior(X).mean.shape
+            torch.Size([10, 1])
+        """
+        from botorch.models import SingleTaskGP
+        from botorch.models.transforms import Standardize
+
+        if self.train_X.shape[0] == 0:
+            return None
+        like = self.candidates
+        Z = torch.cat([self.train_X, (self.row_rounds.to(like.dtype) / self.horizon).unsqueeze(-1)], dim=-1)
+        covar = space_time_kernel(self.kernel, self.initial_lengthscale()).to(like)
+        Y = self.rewards.unsqueeze(-1)
+        if self.fit_hyperparameters:
+            gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
+        else:  # fixed noise λ, zero mean, raw outcomes
+            gp = SingleTaskGP(Z, Y, torch.full_like(Y, self.lam), covar_module=covar, outcome_transform=None)
+        gp.requires_grad_(self.fit_hyperparameters)
+        covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and not self.warming_up())
+        if any(p.requires_grad for p in gp.parameters()) and Z.shape[0] >= 2:
+            self._fit(gp)
+        gp.eval()
+        ell = float(covar.time.lengthscale.detach())
+        self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp)}  # a cache: a function of the state
+        return AtTime(gp, self.t / self.horizon)
+
+    def _fit(self, gp) -> None:
+        """``fit_gpytorch_mll`` on ``gp``; BoTorch's restarts sample the priors from the global generator, so the
+        fit runs under the seed ``t`` with the global generator's state put back afterwards."""
+        from botorch.fit import fit_gpytorch_mll
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        seed = self.t
+        devices = [self.candidates.device] if self.candidates.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices), warnings.catch_warnings():
+            torch.manual_seed(seed)
+            warnings.simplefilter("ignore")  # BoTorch's optimisation warnings; a failed fit is reported below
+            try:
+                fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+            except ModelFittingError as exc:
+                message = f"hyperparameter fit failed ({exc}); using the initial ones"
+                warnings.warn(message, RuntimeWarning, stacklevel=5)
+        gp.requires_grad_(False)
+
+    def selection_model(self):
+        """What :meth:`select` scores (:meth:`model`)."""
+        return self.model()
+
+    def confidence_width(self, model=None) -> float:
+        """``β_t``: ``beta``, or ``sqrt(2 log(n t² π²/(6δ)))`` with ``t`` the next round counted from 1."""
+        if self.beta is not None:
+            return self.beta
+        t = self.t + 1
+        return math.sqrt(2.0 * math.log(self.n * t * t * math.pi**2 / (6.0 * self.delta)))
+
+    def _draw(self) -> int:
+        model = self.selection_model()
+        if model is None:
+            self.last_beta = float("nan")
+            return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
+        beta = self.confidence_width(model)
+        self.last_beta = beta
+        with torch.no_grad():
+            best, _ = optimize_acqf_discrete(
+                UpperConfidenceBound(model, beta=beta**2), q=1, choices=self.candidates, max_batch_size=self.chunk_size
+            )
+        return int((self.candidates == best.to(self.candidates)).all(-1).nonzero()[0, 0])
+
+    def diagnostics(self) -> dict[str, float]:
+        """``beta`` of the latest selection, ``model_size`` (observations), and the latest model's fitted
+        ``time_lengthscale`` (``ℓ_τ``, in horizons; ``∞`` during the warm-up), ``epsilon``
+        (``1 − exp(−2/(T·ℓ_τ))``) and ``lam`` (noise variance on the outcomes' scale); NaN before the first
+        model."""
+        ell = self._last_fit["time_lengthscale"]
+        epsilon = float("nan") if math.isnan(ell) else lengthscale_to_epsilon(ell, self.horizon)  # ℓ_τ = ∞: 0
+        size = float(self.train_X.shape[0])
+        return {"beta": self.last_beta, "model_size": size, "time_lengthscale": ell, "epsilon": epsilon,
+                "lam": self._last_fit["lam"]}  # fmt: skip
+
+
+def _noise(gp) -> float:
+    """The noise variance of ``gp`` on the outcomes' own scale (``Standardize`` undone)."""
+    noise = float(gp.likelihood.noise.detach().mean())
+    transform = getattr(gp, "outcome_transform", None)
+    return noise * float(transform.stdvs.square()) if transform is not None else noise
