@@ -10,7 +10,7 @@ own selections; the Exp3 family's importance weights need ``x_t ~ P_t``, so it k
 from __future__ import annotations
 
 import torch
-from botorch.acquisition import qUpperConfidenceBound
+from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.optim import optimize_acqf_discrete
 from botorch.sampling import SobolQMCNormalSampler
 
@@ -99,6 +99,21 @@ class AnyRowsMixin:
             answered += hits[:1]
         like = self.candidates
         self._take_rows(X, torch.tensor(rewards, dtype=like.dtype, device=like.device), answered)
+
+    def _draw(self) -> int:
+        """One new point: the argmax of BoTorch's ``UpperConfidenceBound`` (``β_t²``) on :meth:`selection_model`
+        over the candidates by ``optimize_acqf_discrete``; uniform, with the policy's generator, without a model."""
+        model = self.selection_model()
+        if model is None:
+            self.last_beta = float("nan")
+            return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
+        beta = self.confidence_width(model)
+        self.last_beta = beta
+        acqf = UpperConfidenceBound(model, beta=beta**2)
+        with torch.no_grad():
+            best, _ = optimize_acqf_discrete(acqf, q=1, choices=self.candidates, max_batch_size=self.chunk_size)
+        hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
+        return int(hits[0, 0])
 
     def _draw_batch(self, q: int) -> torch.Tensor:
         """``q`` distinct new points: BoTorch's ``qUpperConfidenceBound`` with the pending points as

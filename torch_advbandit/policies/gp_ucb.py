@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 
 import torch
-from botorch.acquisition import UpperConfidenceBound
-from botorch.optim import optimize_acqf_discrete
 from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_unit_interval, check_width
@@ -225,19 +223,6 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
         L = self._factors.factor(self._kept_block(positions), noise)
         return FactoredGP(X, Y, self.kernel, L, mean_constant=self.mean_constant, new_noise=float(noise[-1]))
-
-    def _draw(self) -> int:
-        model = self.selection_model()
-        if model is None:
-            self.last_beta = float("nan")
-            return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
-        beta = self.confidence_width(model)
-        self.last_beta = beta
-        acqf = UpperConfidenceBound(model, beta=beta**2)
-        with torch.no_grad():
-            best, _ = optimize_acqf_discrete(acqf, q=1, choices=self.candidates, max_batch_size=self.chunk_size)
-        hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
-        return int(hits[0, 0])
 
     def _update(self, index: int, reward: float) -> None:
         self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))

@@ -14,9 +14,7 @@ import warnings
 from typing import Any
 
 import torch
-from botorch.acquisition import UpperConfidenceBound
 from botorch.exceptions import ModelFittingError
-from botorch.optim import optimize_acqf_discrete
 from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_real, check_width
@@ -241,19 +239,6 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             return self.beta
         t = self.t + 1
         return math.sqrt(2.0 * math.log(self.n * t * t * math.pi**2 / (6.0 * self.delta)))
-
-    def _draw(self) -> int:
-        model = self.selection_model()
-        if model is None:
-            self.last_beta = float("nan")
-            return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
-        beta = self.confidence_width(model)
-        self.last_beta = beta
-        with torch.no_grad():
-            best, _ = optimize_acqf_discrete(
-                UpperConfidenceBound(model, beta=beta**2), q=1, choices=self.candidates, max_batch_size=self.chunk_size
-            )
-        return int((self.candidates == best.to(self.candidates)).all(-1).nonzero()[0, 0])
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` of the latest selection, ``model_size`` (observations), and the latest model's fitted
