@@ -17,7 +17,8 @@ import torch
 from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
-from .._validation import check_int, check_positive, check_real, check_width
+from .._validation import check_int, check_positive, check_width
+from ..confidence import ConfidenceSettings
 from ..models import frozen_kernel
 from ..spacetime import AtTime, epsilon_to_lengthscale, lengthscale_to_epsilon, space_time_kernel
 from .asks import AnyRowsMixin
@@ -157,9 +158,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self.fit_hyperparameters = fit_hyperparameters
         self.lam = check_positive(lam, "lam")
         self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
-        self.delta = check_real(delta, "delta")
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        self.delta = ConfidenceSettings(delta=delta).delta  # the GP-UCB family's check of δ
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         self._init_rows()
         self.last_beta, self._last_fit = float("nan"), {"time_lengthscale": float("nan"), "lam": float("nan")}
@@ -196,14 +195,15 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             return None
         like = self.candidates
         Z = torch.cat([self.train_X, (self.row_rounds.to(like.dtype) / self.horizon).unsqueeze(-1)], dim=-1)
-        covar = space_time_kernel(self.kernel, self.initial_lengthscale()).to(like)
+        start = self.initial_lengthscale()  # ∞ while warming up
+        covar = space_time_kernel(self.kernel, start).to(like)
         Y = self.rewards.unsqueeze(-1)
         if self.fit_hyperparameters:
             gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         else:  # fixed noise λ, zero mean, raw outcomes
             gp = SingleTaskGP(Z, Y, torch.full_like(Y, self.lam), covar_module=covar, outcome_transform=None)
         gp.requires_grad_(self.fit_hyperparameters)
-        covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and not self.warming_up())
+        covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and math.isfinite(start))
         if any(p.requires_grad for p in gp.parameters()) and Z.shape[0] >= 2:
             self._fit(gp)
         gp.eval()
