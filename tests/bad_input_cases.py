@@ -362,6 +362,20 @@ CASES = [
     ),
     (
         "TimeVaryingGPUCB",
+        "significance outside (0, 0.5)",
+        lambda: TimeVaryingGPUCB(X, K, 10, significance=0.5),
+        ValueError,
+        "significance must be a number in \\(0, 0.5\\) or None",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "significance with a fixed epsilon",
+        lambda: TimeVaryingGPUCB(X, K, 10, epsilon=0.1, significance=0.01),
+        ValueError,
+        "significance tests a fitted ε: it needs epsilon='fit'",
+    ),
+    (
+        "TimeVaryingGPUCB",
         "delta outside (0, 1)",
         lambda: TimeVaryingGPUCB(X, K, 10, delta=1.0),
         ValueError,

@@ -125,7 +125,7 @@ def test_a_fit_leaves_the_global_generator_alone_and_is_a_function_of_the_data()
         _play(policy, lambda t, x: torch.sin(5 * x) + 0.1 * t, 4)
         assert torch.equal(torch.get_rng_state(), before)
         runs.append((policy.train_X.clone(), policy.diagnostics()))
-    assert torch.equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
+    assert torch.equal(runs[0][0], runs[1][0]) and repr(runs[0][1]) == repr(runs[1][1])  # NaN-safe
 
 
 def test_a_restored_fitted_policy_continues_identically_and_bad_row_rounds_are_refused():
@@ -192,3 +192,74 @@ def test_during_the_warm_up_the_policy_is_vanilla_botorch_and_a_fixed_epsilon_st
     fixed = TimeVaryingGPUCB(X, RBFKernel(ard_num_dims=2).to(DT), 10, epsilon=0.2, beta=2.0)
     play2(fixed)
     assert fixed.diagnostics()["epsilon"] == pytest.approx(0.2, rel=1e-6)  # the kernel and noise are fitted, ε not
+
+
+def test_the_critical_value_is_the_boundary_mixture_quantile():
+    from torch_advbandit.policies.time_varying_gp_ucb import critical_value
+
+    for level in (0.001, 0.01, 0.05, 0.2):
+        c = critical_value(level)
+        # P(½χ²₀ + ½χ²₁ > c) = ½·P(|N(0, 1)| > √c) = ½·erfc(√(c/2))
+        assert 0.5 * math.erfc(math.sqrt(c / 2)) == pytest.approx(level, rel=1e-9)
+
+
+def _logpdf(y, K):
+    return torch.distributions.MultivariateNormal(torch.zeros_like(y), K).log_prob(y)
+
+
+def test_the_likelihood_ratio_statistic_is_the_dense_gaussian_log_density_ratio():
+    """Fixed kernel and noise ``λ``, ``ℓ_τ`` fitted: ``2·(log N(y; 0, K_X∘K_τ + λI) − log N(y; 0, K_X + λI))``
+    at the fitted ``ℓ_τ``; the model is the space-time one exactly when the statistic passes the test."""
+    X = torch.linspace(0, 1, 30, dtype=DT).unsqueeze(-1)
+    T, lam, ell = 20, 0.01, 0.2
+    for flip_at, expect_forgetting in ((None, False), (4, True)):
+        policy = TimeVaryingGPUCB(X, make_kernel("se", 1, ell), T, fit_hyperparameters=False, lam=lam, warmup=3,
+                                  significance=0.05, generator=torch.Generator().manual_seed(0))  # fmt: skip
+        rows = [3, 9, 15, 21, 27, 6, 12, 18, 24, 3, 9, 15, 21, 27]
+        for t, i in enumerate(rows):
+            sign = -1.0 if flip_at is not None and t >= flip_at else 1.0
+            policy.observe(X[[i]], sign * torch.sin(6 * X[[i]]))
+        policy.model()
+        stats = policy.diagnostics()
+        x, y = X[rows, 0], policy.rewards
+        tau = policy.row_rounds.to(DT) / T
+        k_x = torch.exp(-((x.unsqueeze(1) - x.unsqueeze(0)) ** 2) / (2 * ell**2))
+        fitted = float(policy._gp(1.0).covar_module.time.lengthscale.detach())  # the alternative's ℓ_τ
+        k_t = torch.exp(-(tau.unsqueeze(1) - tau.unsqueeze(0)).abs() / fitted)
+        eye = lam * torch.eye(len(rows), dtype=DT)
+
+        statistic = 2 * float(_logpdf(y, k_x * k_t + eye) - _logpdf(y, k_x + eye))
+        assert stats["lr_statistic"] == pytest.approx(statistic, rel=1e-6, abs=1e-8)
+        assert (statistic > 2.705543454095404) == expect_forgetting  # χ²₁'s 0.9 quantile
+        assert (stats["epsilon"] > 0) == expect_forgetting
+        assert (stats["time_lengthscale"] == math.inf) != expect_forgetting
+
+
+@pytest.mark.slow
+def test_the_tested_forgetting_rate_is_vanilla_on_a_stationary_sequence_and_forgets_after_a_jump():
+    X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
+    noise = torch.randn(30, generator=torch.Generator().manual_seed(4), dtype=DT) * 0.05
+
+    def stationary(t, x):
+        return torch.sin(6 * x) + noise[t]
+
+    def jump(t, x):
+        return (torch.sin(6 * x) if t < 15 else -torch.sin(6 * x)) + noise[t]
+
+    def run(f, **options):
+        policy = TimeVaryingGPUCB(X, RBFKernel().to(DT), 30, beta=2.0, generator=torch.Generator().manual_seed(0),
+                                  **options)  # fmt: skip
+        epsilons = []
+        for t in range(30):
+            i = policy.select()
+            epsilons.append(policy.diagnostics()["epsilon"])
+            policy.update(i, float(f(t, X[i, 0])))
+        return policy, epsilons
+
+    tested, epsilons = run(stationary, warmup=5, significance=0.01)
+    vanilla, _ = run(stationary, warmup=10**6)  # ε = 0 throughout: BoTorch's SingleTaskGP on x
+    assert epsilons[5:] == [0.0] * 25 and torch.equal(tested.train_X, vanilla.train_X)
+    assert tested.diagnostics()["lr_statistic"] <= 5.42
+    moved, epsilons = run(jump, warmup=5, significance=0.01)
+    assert max(epsilons[1:15]) == 0.0 and min(epsilons[20:]) > 0.02  # the jump is found within five rounds
+    assert moved.diagnostics()["lr_statistic"] > 5.41

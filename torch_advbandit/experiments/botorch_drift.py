@@ -12,7 +12,9 @@ Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted wit
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
 ``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
-``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`); and
+``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);
+``tv_tested``, the same with the fitted rate used only where a likelihood-ratio test at level 0.01 rejects
+``ε = 0`` (vanilla BoTorch's model otherwise); and
 ``botorch_oracle``, vanilla BoTorch told the jump of the abrupt scenario (from ``T/2`` on it fits only
 the rows observed since; elsewhere it is ``botorch_ucb``): what forgetting exactly at the change gains.
 Regret is dynamic, ``Σ_t max_x f_t(x) − f_t(x_t)``.
@@ -48,6 +50,7 @@ BOTORCH_METHODS = {
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
     "restart_fitted": "R-GP-UCB, H = 20, fitted",
     "tv_fitted": "TV-GP-UCB, ε fitted",
+    "tv_tested": "TV-GP-UCB, ε fitted and tested",
     "botorch_oracle": "BoTorch told the jump (oracle forgetting)",
 }
 BETA = 2.0
@@ -176,7 +179,9 @@ def make_method(
     if name == "restart_fitted":
         return RestartingGPUCB(candidates, kernel, horizon, period=20, **common)
     if name == "tv_fitted":
-        return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, generator=generator)
+        return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, significance=None, generator=generator)
+    if name == "tv_tested":
+        return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, significance=0.01, generator=generator)
     raise ValueError(f"method must be one of {sorted(BOTORCH_METHODS)}, got {name!r}")
 
 

@@ -103,6 +103,11 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             alone) until observations were made in ``warmup`` distinct rounds (an initial design is one);
             ``ε`` is not identifiable from fewer, and early fits forgot the design (``ℓ_τ`` of ``10⁻⁴``
             horizons at the second round on Hartmann-6).
+        significance: with ``epsilon="fit"``, the level ``α ∈ (0, 0.5)`` of a likelihood-ratio test of the fitted
+            ``ε`` against ``ε = 0``, run every round: the space-time model is used only where the statistic
+            exceeds ``Φ⁻¹(1 − α)²`` (:func:`critical_value`), vanilla BoTorch's model (``ε = 0``) otherwise, so
+            a stationary objective is not explored through a spurious time effect (docs/algorithms.rst §10);
+            a second fit a round. ``None``: always the fitted ``ε``.
         fit_hyperparameters: fit ``kernel``'s hyperparameters, the noise and the constant mean each round
             (``fit_gpytorch_mll``, an L-BFGS run of ``O(t³)`` steps); ``False`` keeps them as given, with
             noise ``lam``, zero mean and raw outcomes (then ``epsilon="fit"`` fits ``ℓ_τ`` alone).
@@ -124,7 +129,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         >>> for _ in range(3):
         ...     i = policy.select(); policy.update(i, float(torch.sin(6 * X[i, 0])))
         >>> sorted(policy.diagnostics())
-        ['beta', 'epsilon', 'lam', 'model_size', 'time_lengthscale']
+        ['beta', 'epsilon', 'lam', 'lr_statistic', 'model_size', 'time_lengthscale']
     """
 
     _tuned_for_horizon = False
@@ -137,6 +142,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         *,
         epsilon: float | str = "fit",
         warmup: int = 10,
+        significance: float | None = None,
         fit_hyperparameters: bool = True,
         lam: float = 0.01,
         beta: float | None = None,
@@ -153,6 +159,13 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             raise ValueError(f"epsilon must be a number in (0, 1) or 'fit', got {epsilon!r}")
         self.epsilon = epsilon
         self.warmup = check_int(warmup, "warmup", minimum=0)
+        if significance is not None and (
+            isinstance(significance, bool) or not isinstance(significance, (int, float)) or not 0 < significance < 0.5
+        ):
+            raise ValueError(f"significance must be a number in (0, 0.5) or None, got {significance!r}")
+        if significance is not None and epsilon != "fit":
+            raise ValueError(f"significance tests a fitted ε: it needs epsilon='fit', got epsilon={epsilon!r}")
+        self.significance = significance
         if not isinstance(fit_hyperparameters, bool):
             raise TypeError(f"fit_hyperparameters must be True or False, got {fit_hyperparameters!r}")
         self.fit_hyperparameters = fit_hyperparameters
@@ -162,6 +175,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         self._init_rows()
         self.last_beta, self._last_fit = float("nan"), {"time_lengthscale": float("nan"), "lam": float("nan")}
+        self._last_fit["lr_statistic"] = float("nan")
 
     def warming_up(self) -> bool:
         """Whether ``ε`` is held at 0: ``epsilon="fit"`` and observations in fewer than ``warmup`` distinct rounds."""
@@ -188,28 +202,46 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             >>> policy.model().posterior(X).mean.shape
             torch.Size([10, 1])
         """
+        if self.train_X.shape[0] == 0:
+            return None
+        start = self.initial_lengthscale()  # ∞ while warming up
+        gp, statistic = self._gp(start), float("nan")
+        if self.significance is not None and math.isfinite(start):  # ε fitted: test it against ε = 0
+            critical, fitted = critical_value(self.significance), _log_likelihood(gp)
+            null = self._gp(math.inf)
+            statistic = 2.0 * (fitted - _log_likelihood(null))
+            if statistic > critical:  # the null's fit may have stopped short: refit it from the alternative's optimum
+                statistic = min(statistic, 2.0 * (fitted - _log_likelihood(self._gp(math.inf, start_from=gp))))
+            if not statistic > critical:
+                gp = null  # vanilla BoTorch's model, fitted from its usual start
+        ell = float(gp.covar_module.time.lengthscale.detach())
+        self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp), "lr_statistic": statistic}  # a cache
+        return AtTime(gp, self.t / self.horizon)
+
+    def _gp(self, start: float, start_from=None):
+        """The ``SingleTaskGP`` over ``(x, τ)`` with the time lengthscale starting at ``start`` (``∞``: ``ε = 0``,
+        not fitted), its other hyperparameters starting at ``kernel``'s and BoTorch's initial noise (or at those
+        of ``start_from``, a model of the same data), fitted (see :meth:`model`); in eval mode."""
         from botorch.models import SingleTaskGP
         from botorch.models.transforms import Standardize
 
-        if self.train_X.shape[0] == 0:
-            return None
         like = self.candidates
         Z = torch.cat([self.train_X, (self.row_rounds.to(like.dtype) / self.horizon).unsqueeze(-1)], dim=-1)
-        start = self.initial_lengthscale()  # ∞ while warming up
         covar = space_time_kernel(self.kernel, start).to(like)
         Y = self.rewards.unsqueeze(-1)
         if self.fit_hyperparameters:
             gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         else:  # fixed noise λ, zero mean, raw outcomes
             gp = SingleTaskGP(Z, Y, torch.full_like(Y, self.lam), covar_module=covar, outcome_transform=None)
+        if start_from is not None:
+            gp.load_state_dict(start_from.state_dict())
+            covar.time.lengthscale = start
         gp.requires_grad_(self.fit_hyperparameters)
         covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and math.isfinite(start))
         if any(p.requires_grad for p in gp.parameters()) and Z.shape[0] >= 2:
             self._fit(gp)
         gp.eval()
-        ell = float(covar.time.lengthscale.detach())
-        self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp)}  # a cache: a function of the state
-        return AtTime(gp, self.t / self.horizon)
+        return gp
 
     def _fit(self, gp) -> None:
         """``fit_gpytorch_mll`` on ``gp``; BoTorch's restarts sample the priors from the global generator, so the
@@ -249,7 +281,33 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         epsilon = float("nan") if math.isnan(ell) else lengthscale_to_epsilon(ell, self.horizon)  # ℓ_τ = ∞: 0
         size = float(self.train_X.shape[0])
         return {"beta": self.last_beta, "model_size": size, "time_lengthscale": ell, "epsilon": epsilon,
-                "lam": self._last_fit["lam"]}  # fmt: skip
+                "lam": self._last_fit["lam"], "lr_statistic": self._last_fit["lr_statistic"]}  # fmt: skip
+
+
+def critical_value(level: float) -> float:
+    """The ``1 − level`` quantile of ``½χ²₀ + ½χ²₁``, ``Φ⁻¹(1 − level)²``: the likelihood-ratio test of a parameter
+    on the boundary of its range (``ε = 0``) [SelfLiang1987].
+
+    Example:
+        >>> round(critical_value(0.05), 3)  # the 0.9 quantile of χ²₁
+        2.706
+    """
+    return float(torch.special.ndtri(torch.tensor(1.0 - level, dtype=torch.float64))) ** 2
+
+
+def _log_likelihood(gp) -> float:
+    """``log p(y | θ̂)`` of a fitted ``SingleTaskGP`` on its (standardised) training targets, with its
+    hyperparameters' log-priors (BoTorch's fitting objective, times the number of rows)."""
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    gp.train()
+    try:
+        with torch.no_grad():
+            mll = ExactMarginalLogLikelihood(gp.likelihood, gp)
+            value = mll(gp(*gp.train_inputs), gp.train_targets, *gp.train_inputs)
+        return float(value) * gp.train_targets.shape[-1]
+    finally:
+        gp.eval()
 
 
 def _noise(gp) -> float:
