@@ -89,16 +89,24 @@ def _play(policy, f, rounds):
     return policy
 
 
-@pytest.mark.slow
-def test_the_fitted_forgetting_rate_is_small_on_a_stationary_sequence_and_large_after_a_jump():
-    X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
-    noise = torch.randn(30, generator=torch.Generator().manual_seed(3), dtype=DT) * 0.05
+def _toy_sequences(seed):
+    """``(stationary, jump)``: ``f_t(x) = sin(6x)`` for 30 rounds, and the same negated from round 15, plus
+    noise of standard deviation 0.05 drawn with ``seed``."""
+    noise = torch.randn(30, generator=torch.Generator().manual_seed(seed), dtype=DT) * 0.05
 
     def stationary(t, x):
         return torch.sin(6 * x) + noise[t]
 
     def jump(t, x):
         return (torch.sin(6 * x) if t < 15 else -torch.sin(6 * x)) + noise[t]
+
+    return stationary, jump
+
+
+@pytest.mark.slow
+def test_the_fitted_forgetting_rate_is_small_on_a_stationary_sequence_and_large_after_a_jump():
+    X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
+    stationary, jump = _toy_sequences(3)
 
     def run(f):
         policy = TimeVaryingGPUCB(
@@ -238,13 +246,7 @@ def test_the_likelihood_ratio_statistic_is_the_dense_gaussian_log_density_ratio(
 @pytest.mark.slow
 def test_the_tested_forgetting_rate_is_vanilla_on_a_stationary_sequence_and_forgets_after_a_jump():
     X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
-    noise = torch.randn(30, generator=torch.Generator().manual_seed(4), dtype=DT) * 0.05
-
-    def stationary(t, x):
-        return torch.sin(6 * x) + noise[t]
-
-    def jump(t, x):
-        return (torch.sin(6 * x) if t < 15 else -torch.sin(6 * x)) + noise[t]
+    stationary, jump = _toy_sequences(4)
 
     def run(f, **options):
         policy = TimeVaryingGPUCB(X, RBFKernel().to(DT), 30, beta=2.0, generator=torch.Generator().manual_seed(0),
