@@ -174,8 +174,8 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self.delta = ConfidenceSettings(delta=delta).delta  # the GP-UCB family's check of δ
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         self._init_rows()
-        self.last_beta, self._last_fit = float("nan"), {"time_lengthscale": float("nan"), "lam": float("nan")}
-        self._last_fit["lr_statistic"] = float("nan")
+        self.last_beta = float("nan")
+        self._last_fit = {"time_lengthscale": float("nan"), "lam": float("nan"), "lr_statistic": float("nan")}
 
     def warming_up(self) -> bool:
         """Whether ``ε`` is held at 0: ``epsilon="fit"`` and observations in fewer than ``warmup`` distinct rounds."""
