@@ -128,11 +128,13 @@ class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self.forget_before = forget_before
         self._init_rows()
 
-    def _draw(self) -> int:
-        from botorch.acquisition import UpperConfidenceBound
+    chunk_size = 2048  # candidates per batch of the acquisition: optimize_acqf_discrete's default
+
+    def selection_model(self):
+        """The round's ``SingleTaskGP`` on the rows (the oracle's since ``forget_before``), fitted by
+        ``fit_gpytorch_mll``; ``None`` without rows. ``select`` maximises its UCB (``AnyRowsMixin``)."""
         from botorch.fit import fit_gpytorch_mll
         from botorch.models import SingleTaskGP
-        from botorch.optim import optimize_acqf_discrete
         from gpytorch.mlls import ExactMarginalLogLikelihood
 
         train_X, rewards = self.train_X, self.rewards
@@ -140,14 +142,14 @@ class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             keep = self.row_rounds >= self.forget_before
             train_X, rewards = train_X[keep], rewards[keep]
         if train_X.shape[0] == 0:
-            return int(torch.randint(self.n, (), generator=self.generator))
+            return None
         model = SingleTaskGP(train_X, rewards.unsqueeze(-1))
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-        with torch.no_grad():
-            best, _ = optimize_acqf_discrete(
-                UpperConfidenceBound(model, beta=self.beta**2), q=1, choices=self.candidates
-            )
-        return int((self.candidates == best).all(-1).nonzero()[0, 0])
+        return model
+
+    def confidence_width(self, model=None) -> float:
+        """``β`` (fixed)."""
+        return self.beta
 
 
 def make_method(
