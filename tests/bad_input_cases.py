@@ -376,6 +376,20 @@ CASES = [
     ),
     (
         "TimeVaryingGPUCB",
+        "change_points not a bool",
+        lambda: TimeVaryingGPUCB(X, K, 10, significance=0.01, change_points="yes"),
+        TypeError,
+        "change_points must be True or False",
+    ),
+    (
+        "TimeVaryingGPUCB",
+        "change_points without significance",
+        lambda: TimeVaryingGPUCB(X, K, 10, change_points=True),
+        ValueError,
+        "change_points is a test of fitted segments: it needs significance and fit_hyperparameters=True",
+    ),
+    (
+        "TimeVaryingGPUCB",
         "delta outside (0, 1)",
         lambda: TimeVaryingGPUCB(X, K, 10, delta=1.0),
         ValueError,

@@ -33,6 +33,7 @@ PINNED = {
     "tv_fitted@1": "3a6b026120574af3",
     "tv_fitted@2": "da6ea08d2915558d",
     "tv_tested@1": "376a480f3d010156",
+    "tv_changes@1": "30711ee5931056ed",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "wgp_fixed_fitted@2": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
@@ -68,6 +69,8 @@ def digest(record) -> str:
 def tiny(component: str):
     if component in PROBLEM_NAMES:
         return BoTorchDriftTrialConfig(component, "abrupt", "botorch_ucb", 0, horizon=8, num_candidates=64)
+    if component == "tv_changes":  # a jump, so a change point is found
+        return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=24, num_candidates=64)
     if component in ("wgp_auto_fitted", "tv_fitted", "tv_tested"):  # long enough for the memory (or ε) to be fitted
         return BoTorchDriftTrialConfig("branin", "drift", component, 0, horizon=24, num_candidates=64)
     if component in BOTORCH_METHODS:

@@ -45,6 +45,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "restart_fitted": 2,  # 2: fits from BoTorch's initial noise
     "tv_fitted": 2,  # 2: ε = 0 until 10 rounds are observed
     "tv_tested": 1,
+    "tv_changes": 1,
     "botorch_oracle": 1,
 }
 

@@ -23,6 +23,7 @@ from ..models import frozen_kernel
 from ..spacetime import AtTime, epsilon_to_lengthscale, lengthscale_to_epsilon, space_time_kernel
 from .asks import AnyRowsMixin
 from .base import Policy
+from .change_point_test import _log_likelihood, detect_change, markov_p_value
 
 
 class ObservedRowsMixin:
@@ -108,6 +109,12 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             exceeds ``Φ⁻¹(1 − α)²`` (:func:`critical_value`), vanilla BoTorch's model (``ε = 0``) otherwise, so
             a stationary objective is not explored through a spurious time effect (docs/algorithms.rst §10);
             a second fit a round. ``None``: always the fitted ``ε``.
+        change_points: with ``significance``, also test at that level, every round, whether the objective changed
+            (:mod:`~torch_advbandit.policies.change_point_test`): the rows before and since the likeliest split
+            fitted as two independent GPs, against one GP on every row, Bonferroni-corrected over the candidate
+            splits. Where it passes and is more significant than the fitted ``ε``, the round's model is vanilla
+            BoTorch's on the rows since the newest change (a ``SingleTaskGP``, its own ``Standardize`` and fit).
+            Two to four more fits a round, one more after a change.
         fit_hyperparameters: fit ``kernel``'s hyperparameters, the noise and the constant mean each round
             (``fit_gpytorch_mll``, an L-BFGS run of ``O(t³)`` steps); ``False`` keeps them as given, with
             noise ``lam``, zero mean and raw outcomes (then ``epsilon="fit"`` fits ``ℓ_τ`` alone).
@@ -129,7 +136,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         >>> for _ in range(3):
         ...     i = policy.select(); policy.update(i, float(torch.sin(6 * X[i, 0])))
         >>> sorted(policy.diagnostics())
-        ['beta', 'epsilon', 'lam', 'lr_statistic', 'model_size', 'time_lengthscale']
+        ['beta', 'change_statistic', 'epsilon', 'lam', 'lr_statistic', 'model_size', 'since', 'time_lengthscale']
     """
 
     _tuned_for_horizon = False
@@ -143,6 +150,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         epsilon: float | str = "fit",
         warmup: int = 10,
         significance: float | None = None,
+        change_points: bool = False,
         fit_hyperparameters: bool = True,
         lam: float = 0.01,
         beta: float | None = None,
@@ -166,16 +174,21 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         if significance is not None and epsilon != "fit":
             raise ValueError(f"significance tests a fitted ε: it needs epsilon='fit', got epsilon={epsilon!r}")
         self.significance = significance
-        if not isinstance(fit_hyperparameters, bool):
-            raise TypeError(f"fit_hyperparameters must be True or False, got {fit_hyperparameters!r}")
-        self.fit_hyperparameters = fit_hyperparameters
+        for name, value in (("change_points", change_points), ("fit_hyperparameters", fit_hyperparameters)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        if change_points and (significance is None or not fit_hyperparameters):
+            message = "change_points is a test of fitted segments: it needs significance and fit_hyperparameters=True"
+            raise ValueError(message)
+        self.change_points, self.fit_hyperparameters = change_points, fit_hyperparameters
         self.lam = check_positive(lam, "lam")
         self.beta = None if beta is None else check_width(beta, "beta", allow_zero=False)
         self.delta = ConfidenceSettings(delta=delta).delta  # the GP-UCB family's check of δ
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         self._init_rows()
         self.last_beta = float("nan")
-        self._last_fit = {"time_lengthscale": float("nan"), "lam": float("nan"), "lr_statistic": float("nan")}
+        nan = float("nan")
+        self._last_fit = {"time_lengthscale": nan, "lam": nan, "lr_statistic": nan, "since": 0, "change_statistic": nan}
 
     def warming_up(self) -> bool:
         """Whether ``ε`` is held at 0: ``epsilon="fit"`` and observations in fewer than ``warmup`` distinct rounds."""
@@ -205,17 +218,24 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         if self.train_X.shape[0] == 0:
             return None
         start = self.initial_lengthscale()  # ∞ while warming up
-        gp, statistic = self._gp(start), float("nan")
+        gp, statistic, change = self._gp(start), float("nan"), None
         if self.significance is not None and math.isfinite(start):  # ε fitted: test it against ε = 0
             critical, fitted = critical_value(self.significance), _log_likelihood(gp)
             null = self._gp(math.inf)
             statistic = 2.0 * (fitted - _log_likelihood(null))
             if statistic > critical:  # the null's fit may have stopped short: refit it from the alternative's optimum
                 statistic = min(statistic, 2.0 * (fitted - _log_likelihood(self._gp(math.inf, start_from=gp))))
+            if self.change_points:
+                change = detect_change(self, null, self.significance)
             if not statistic > critical:
                 gp = null  # vanilla BoTorch's model, fitted from its usual start
+            markov_wins = gp is not null and markov_p_value(statistic) <= (change.p_value if change else 1.0)
+            if change is not None and change.since and not markov_wins:
+                gp = change.model  # the rows since the newest change: more significant than the fitted ε
         ell = float(gp.covar_module.time.lengthscale.detach())
-        self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp), "lr_statistic": statistic}  # a cache
+        since = change.since if change is not None and gp is change.model else 0
+        self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp), "lr_statistic": statistic, "since": since,
+                          "change_statistic": change.statistic if change is not None else float("nan")}  # fmt: skip
         return AtTime(gp, self.t / self.horizon)
 
     def _gp(self, start: float, start_from=None):
@@ -276,12 +296,15 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         """``beta`` of the latest selection, ``model_size`` (observations), and the latest model's fitted
         ``time_lengthscale`` (``ℓ_τ``, in horizons; ``∞`` during the warm-up), ``epsilon``
         (``1 − exp(−2/(T·ℓ_τ))``) and ``lam`` (noise variance on the outcomes' scale); NaN before the first
-        model."""
+        model. With ``significance``: ``lr_statistic`` (``Λ`` of the fitted ``ε``); with ``change_points``:
+        ``change_statistic`` (``Λ`` of the likeliest change) and ``since`` (the first row the model keeps; 0: every
+        row)."""
         ell = self._last_fit["time_lengthscale"]
         epsilon = float("nan") if math.isnan(ell) else lengthscale_to_epsilon(ell, self.horizon)  # ℓ_τ = ∞: 0
-        size = float(self.train_X.shape[0])
+        size, fit = float(self.train_X.shape[0]), self._last_fit
         return {"beta": self.last_beta, "model_size": size, "time_lengthscale": ell, "epsilon": epsilon,
-                "lam": self._last_fit["lam"], "lr_statistic": self._last_fit["lr_statistic"]}  # fmt: skip
+                "lam": fit["lam"], "lr_statistic": fit["lr_statistic"], "since": float(fit["since"]),
+                "change_statistic": fit["change_statistic"]}  # fmt: skip
 
 
 def critical_value(level: float) -> float:
@@ -293,21 +316,6 @@ def critical_value(level: float) -> float:
         2.706
     """
     return float(torch.special.ndtri(torch.tensor(1.0 - level, dtype=torch.float64))) ** 2
-
-
-def _log_likelihood(gp) -> float:
-    """``log p(y | θ̂)`` of a fitted ``SingleTaskGP`` on its (standardised) training targets, with its
-    hyperparameters' log-priors (BoTorch's fitting objective, times the number of rows)."""
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
-    gp.train()
-    try:
-        with torch.no_grad():
-            mll = ExactMarginalLogLikelihood(gp.likelihood, gp)
-            value = mll(gp(*gp.train_inputs), gp.train_targets, *gp.train_inputs)
-        return float(value) * gp.train_targets.shape[-1]
-    finally:
-        gp.eval()
 
 
 def _noise(gp) -> float:
