@@ -24,14 +24,11 @@ measured 195 of regret, the one scaled by its own 133 (BoTorch told the jump: 13
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-from ..spacetime import space_time_kernel
 
 #: The fewest rows a candidate change leaves after it.
 MIN_AFTER = 2
@@ -88,17 +85,48 @@ def best_split(Z: torch.Tensor, z: torch.Tensor, before, after, candidates: list
         >>> best_split(X, y, gp, gp, [2, 4, 6])
         4
     """
-    scores = _segment_scores(Z, z, before, candidates, prefix=True)
-    scores = [a + b for a, b in zip(scores, _segment_scores(Z, z, after, candidates, prefix=False), strict=True)]
-    return candidates[max(range(len(scores)), key=scores.__getitem__)]
+    return best_splits(Z, z, [(before, after)], candidates)[0]
 
 
-def _segment_scores(Z: torch.Tensor, z: torch.Tensor, gp, candidates: list[int], prefix: bool) -> list[float]:
-    """``log N(z[:s])`` (``prefix``) or ``log N(z[s:])`` under ``gp``'s hyperparameters for each ``s``, up to a
-    constant."""
+def best_splits(Z: torch.Tensor, z: torch.Tensor, pairs, candidates: list[int]) -> list[int]:
+    """:func:`best_split` for each ``(before, after)`` of ``pairs``, every GP's covariance of ``Z`` built once and
+    every segment scored once under each GP that the pairs put on it.
+
+    Example:
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.linspace(0, 1, 8, dtype=torch.float64).unsqueeze(-1)
+        >>> y = torch.cat([torch.full((4,), -1.0), torch.ones(4)]).double()
+        >>> gp = SingleTaskGP(X, y.unsqueeze(-1), outcome_transform=None).eval()
+        >>> best_splits(X, y, [(gp, gp), (gp, gp)], [2, 4, 6])
+        [4, 4]
+    """
+    grams, scores = {}, {}
+
+    def segment_scores(gp, prefix: bool) -> list[float]:
+        if (id(gp), prefix) not in scores:
+            if id(gp) not in grams:
+                grams[id(gp)] = _gram(Z, z, gp)
+            scores[id(gp), prefix] = _segment_scores(*grams[id(gp)], candidates, prefix)
+        return scores[id(gp), prefix]
+
+    out = []
+    for before, after in pairs:
+        total = [a + b for a, b in zip(segment_scores(before, True), segment_scores(after, False), strict=True)]
+        out.append(candidates[max(range(len(total)), key=total.__getitem__)])
+    return out
+
+
+def _gram(Z: torch.Tensor, z: torch.Tensor, gp) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(z − m(Z), K(Z, Z) + σ²I)`` under ``gp``'s fitted mean, kernel and noise."""
     with torch.no_grad():
         residual = z - gp.mean_module(Z)
         K = gp.covar_module(Z).to_dense() + gp.likelihood.noise.reshape(-1)[:1] * torch.eye(len(z), dtype=z.dtype)
+    return residual, K
+
+
+def _segment_scores(residual: torch.Tensor, K: torch.Tensor, candidates: list[int], prefix: bool) -> list[float]:
+    """``log N(residual[:s]; 0, K[:s, :s])`` (``prefix``) or of the rows from ``s`` on, for each ``s``, up to a
+    constant."""
 
     def log_density(rows: slice) -> float:
         L = torch.linalg.cholesky(K[rows, rows])
@@ -143,7 +171,7 @@ def detect_change(policy, null, level: float) -> ChangePointTest:
                 best = (statistic, split, before, after, log_after)
             if split == best[1]:  # rescan under the best fits: each side under its own, and both under either
                 pairs = ((before, after), (after, after), (before, before))
-                found = [best_split(Z[start:], z[start:], a, b, candidates) for a, b in pairs]
+                found = best_splits(Z[start:], z[start:], pairs, candidates)
                 queue = [s for s in dict.fromkeys(found) if s not in tried]
         statistic, split, before, after, log_after = best
         p_value = min(1.0, len(candidates) * _chi2_sf(statistic, k))
@@ -164,31 +192,12 @@ def detect_change(policy, null, level: float) -> ChangePointTest:
 
 
 def _segment(policy, null, start: int, stop: int | None, start_from=None, own_scale: bool = False):
-    """A ``SingleTaskGP`` on the rows ``[start, stop)`` with ``ε = 0``, fitted from where a new one starts (the
-    policy's kernel, BoTorch's initial noise), as ``null`` was, or from the hyperparameters of ``start_from``; its
-    outcomes standardised by ``null``'s (fixed) transform, so its likelihood is of the numbers ``null``'s is, or
-    with ``own_scale`` by a ``Standardize`` of their own, as BoTorch would; in eval mode."""
-    from botorch.models import SingleTaskGP
-    from botorch.models.transforms import Standardize
-
-    like = policy.candidates
-    rows = slice(start, stop)
-    Z = torch.cat([policy.train_X[rows], (policy.row_rounds[rows].to(like.dtype) / policy.horizon).unsqueeze(-1)], -1)
-    covar = space_time_kernel(policy.kernel, math.inf).to(like)
-    Y = policy.rewards[rows].unsqueeze(-1)
-    if own_scale:
-        gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
-    else:
-        transform = copy.deepcopy(null.outcome_transform).eval()  # standardised as every row was
-        gp = SingleTaskGP(Z, transform(Y)[0], covar_module=covar, outcome_transform=None)  # BoTorch would retrain one
-        gp.outcome_transform = transform  # eval mode: posteriors on the outcomes' scale
-    if start_from is not None:
-        gp.load_state_dict(start_from.state_dict())
-    gp.requires_grad_(True)
-    covar.time.raw_lengthscale.requires_grad_(False)  # ε = 0 within a segment
-    policy._fit(gp)
-    gp.eval()
-    return gp
+    """``policy``'s ``SingleTaskGP`` with ``ε = 0`` on the rows ``[start, stop)``, fitted from where a new one starts
+    (as ``null`` was) or from the hyperparameters of ``start_from``; its outcomes standardised by ``null``'s (fixed)
+    transform, so its likelihood is of the numbers ``null``'s is, or with ``own_scale`` by a ``Standardize`` of
+    their own, as BoTorch would; in eval mode."""
+    scale = None if own_scale else null.outcome_transform
+    return policy._gp(math.inf, start_from=start_from, rows=slice(start, stop), scale=scale)
 
 
 def _chi2_sf(statistic: float, dof: int) -> float:

@@ -9,6 +9,7 @@ and the next point maximises BoTorch's ``UpperConfidenceBound`` at the next roun
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from typing import Any
@@ -238,18 +239,26 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
                           "change_statistic": change.statistic if change is not None else float("nan")}  # fmt: skip
         return AtTime(gp, self.t / self.horizon)
 
-    def _gp(self, start: float, start_from=None):
-        """The ``SingleTaskGP`` over ``(x, τ)`` with the time lengthscale starting at ``start`` (``∞``: ``ε = 0``,
-        not fitted), its other hyperparameters starting at ``kernel``'s and BoTorch's initial noise (or at those
-        of ``start_from``, a model of the same data), fitted (see :meth:`model`); in eval mode."""
+    def _gp(self, start: float, start_from=None, rows: slice = slice(None), scale=None):
+        """The ``SingleTaskGP`` over ``(x, τ)`` of the observations ``rows`` (default every one) with the time
+        lengthscale starting at ``start`` (``∞``: ``ε = 0``, not fitted), its other hyperparameters starting at
+        ``kernel``'s and BoTorch's initial noise (or at those of ``start_from``, a model of the same kind), fitted
+        (see :meth:`model`; a model of one row keeps its start); in eval mode. ``scale``: a fitted outcome
+        transform that standardises the outcomes instead of a ``Standardize`` of their own (the change-point test
+        scores every segment on one scale)."""
         from botorch.models import SingleTaskGP
         from botorch.models.transforms import Standardize
 
         like = self.candidates
-        Z = torch.cat([self.train_X, (self.row_rounds.to(like.dtype) / self.horizon).unsqueeze(-1)], dim=-1)
+        tau = (self.row_rounds[rows].to(like.dtype) / self.horizon).unsqueeze(-1)
+        Z = torch.cat([self.train_X[rows], tau], dim=-1)
         covar = space_time_kernel(self.kernel, start).to(like)
-        Y = self.rewards.unsqueeze(-1)
-        if self.fit_hyperparameters:
+        Y = self.rewards[rows].unsqueeze(-1)
+        if scale is not None:  # BoTorch would retrain a Standardize: a frozen copy, posteriors on the outcomes' scale
+            scale = copy.deepcopy(scale).eval()
+            gp = SingleTaskGP(Z, scale(Y)[0], covar_module=covar, outcome_transform=None)
+            gp.outcome_transform = scale
+        elif self.fit_hyperparameters:
             gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         else:  # fixed noise λ, zero mean, raw outcomes
             gp = SingleTaskGP(Z, Y, torch.full_like(Y, self.lam), covar_module=covar, outcome_transform=None)
