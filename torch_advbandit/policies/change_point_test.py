@@ -136,9 +136,10 @@ def _segment_scores(residual: torch.Tensor, K: torch.Tensor, candidates: list[in
     return [log_density(slice(0, s) if prefix else slice(s, None)) for s in candidates]
 
 
-def detect_change(policy, null, level: float) -> ChangePointTest:
+def detect_change(policy, null, level: float, log_null: float | None = None) -> ChangePointTest:
     """The change-point test of ``policy`` (a :class:`~torch_advbandit.TimeVaryingGPUCB`) against ``null``, its
-    stationary model of every row, at level ``level`` (module docstring).
+    stationary model of every row, at level ``level`` (module docstring); ``log_null``: ``null``'s log-likelihood
+    where the caller has it already.
 
     Example:
         >>> from torch_advbandit import TimeVaryingGPUCB
@@ -155,7 +156,7 @@ def detect_change(policy, null, level: float) -> ChangePointTest:
     k = sum(p.numel() for name, p in null.named_parameters() if not name.endswith("time.raw_lengthscale"))
     Z, z = null.train_inputs[0], null.train_targets
     model, start, first = null, 0, None
-    log_parent = _log_likelihood(null)
+    log_parent = _log_likelihood(null) if log_null is None else log_null
     while True:
         candidates = [s - start for s in split_candidates(policy.row_rounds, start, policy.warmup)]
         if not candidates:

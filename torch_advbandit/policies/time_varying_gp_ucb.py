@@ -223,11 +223,12 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         if self.significance is not None and math.isfinite(start):  # ε fitted: test it against ε = 0
             critical, fitted = critical_value(self.significance), _log_likelihood(gp)
             null = self._gp(math.inf)
-            statistic = 2.0 * (fitted - _log_likelihood(null))
+            log_null = _log_likelihood(null)
+            statistic = 2.0 * (fitted - log_null)
             if statistic > critical:  # the null's fit may have stopped short: refit it from the alternative's optimum
                 statistic = min(statistic, 2.0 * (fitted - _log_likelihood(self._gp(math.inf, start_from=gp))))
             if self.change_points:
-                change = detect_change(self, null, self.significance)
+                change = detect_change(self, null, self.significance, log_null)
             if not statistic > critical:
                 gp = null  # vanilla BoTorch's model, fitted from its usual start
             markov_wins = gp is not null and markov_p_value(statistic) <= (change.p_value if change else 1.0)
