@@ -38,7 +38,7 @@ from ..policies.time_varying_gp_ucb import ObservedRowsMixin
 from .records import TrialRecord
 from .runner import play, trial_record
 from .streams import stream_of
-from .trials import register_trial_kind
+from .trials import WholeHorizon, register_trial_kind
 
 #: ``name → (botorch test function factory, d)``.
 PROBLEMS: dict[str, tuple[Callable, int]] = {}
@@ -195,7 +195,7 @@ def make_method(
 
 @register_trial_kind("botorch_drift")
 @dataclass(frozen=True)
-class BoTorchDriftTrialConfig:
+class BoTorchDriftTrialConfig(WholeHorizon):
     """One method on one drifting problem; ``key`` names its record. The problem, its noise and the initial
     design depend on the seed only (generator ``2·seed``), the method's draws on ``2·seed + 1``.
 
@@ -226,14 +226,6 @@ class BoTorchDriftTrialConfig:
                 raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}")
         if not (math.isfinite(self.noise_std) and self.noise_std >= 0):
             raise ValueError(f"noise_std must be finite and ≥ 0, got {self.noise_std!r}")
-
-    @property
-    def rounds_to_run(self) -> int:
-        return self.horizon
-
-    @property
-    def timing_only(self) -> bool:
-        return False
 
     @property
     def stream(self) -> str:

@@ -22,7 +22,7 @@ from ..policies import IGPUCB, WGPUCB, RestartingGPUCB, SlidingWindowGPUCB
 from .records import TrialRecord
 from .runner import play, trial_record
 from .streams import stream_of
-from .trials import check_device_name, register_trial_kind, seed_range
+from .trials import WholeHorizon, check_device_name, register_trial_kind, seed_range
 
 #: [Deng2022], Sec. 6: the abruptly changing and the slowly varying environment.
 SCENARIOS: dict[str, Callable] = {"abrupt": abrupt_environment, "slow": slowly_varying_environment}
@@ -71,7 +71,7 @@ def make_drift_policy(name: str, candidates: torch.Tensor, horizon: int, noise_s
 
 @register_trial_kind("drift")
 @dataclass(frozen=True)
-class DriftTrialConfig:
+class DriftTrialConfig(WholeHorizon):
     """One run of one GP-UCB variant on one drifting environment; ``key`` names its record.
 
     The environment (functions and observation noise) uses a generator seeded ``2·seed``, the
@@ -106,14 +106,6 @@ class DriftTrialConfig:
         if not (math.isfinite(self.beta_scale) and self.beta_scale > 0):
             raise ValueError(f"beta_scale must be finite and > 0, got {self.beta_scale!r}")
         check_device_name(self.device)
-
-    @property
-    def rounds_to_run(self) -> int:
-        return self.horizon
-
-    @property
-    def timing_only(self) -> bool:
-        return False
 
     @property
     def stream(self) -> str:

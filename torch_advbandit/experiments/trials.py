@@ -47,6 +47,30 @@ class Trial(Protocol):
         """Play the trial; returns its :class:`~torch_advbandit.experiments.records.TrialRecord`."""
 
 
+class WholeHorizon:
+    """Mixin for a trial kind that plays all of its ``horizon`` rounds and is scored on them.
+
+    It supplies :class:`Trial`'s ``rounds_to_run`` (the dataclass's ``horizon`` field) and
+    ``timing_only`` (always ``False``).
+
+    Example:
+        >>> from torch_advbandit.experiments.drift import DriftTrialConfig
+        >>> config = DriftTrialConfig("abrupt", "sw_gp_ucb", seed=0, horizon=20)
+        >>> config.rounds_to_run, config.timing_only
+        (20, False)
+    """
+
+    horizon: int
+
+    @property
+    def rounds_to_run(self) -> int:
+        return self.horizon
+
+    @property
+    def timing_only(self) -> bool:
+        return False
+
+
 #: Trial kinds by name: frozen dataclasses satisfying :class:`Trial`.
 TRIAL_KINDS: dict[str, type] = {}
 
