@@ -122,6 +122,21 @@ def test_the_change_statistic_is_the_dense_log_density_ratio_and_the_model_the_r
     torch.testing.assert_close(posterior.variance.squeeze(-1), sd**2 * var, rtol=1e-6, atol=1e-7)
 
 
+def test_the_model_after_a_change_is_fitted_from_the_kernel_fitted_before_it():
+    X, policy = _jump_policy()
+    null = policy._gp(math.inf)
+    result = detect_change(policy, null, 0.01)
+    before = _segment(policy, null, 0, 6)  # the segment before the change, as the test fitted it (seeded by t)
+    start = policy._gp(math.inf, rows=slice(6, 7), kernel_from=before)  # one row: no fit, the start itself
+    assert float(start.covar_module.space.lengthscale) == float(before.covar_module.space.lengthscale)
+    assert float(start.likelihood.noise) != pytest.approx(float(before.likelihood.noise))  # noise: BoTorch's start
+    ell = float(result.model.covar_module.space.lengthscale)
+    fitted = policy._gp(math.inf, rows=slice(6, None), kernel_from=before)
+    assert ell == pytest.approx(float(fitted.covar_module.space.lengthscale), rel=1e-9)
+    fresh = policy._gp(math.inf, rows=slice(6, None))  # from BoTorch's start: L-BFGS stops elsewhere
+    assert ell != pytest.approx(float(fresh.covar_module.space.lengthscale), rel=1e-9)
+
+
 def test_without_a_change_the_model_is_the_tested_epsilons():
     X, policy = _jump_policy(flip_at=100)
     result = detect_change(policy, policy._gp(math.inf), 0.01)

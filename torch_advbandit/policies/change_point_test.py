@@ -17,9 +17,11 @@ the longer segment's optimum and the better of its two fits enters ``Λ`` (as fo
 runs from different starts can stop at different optima), and the same test runs on the rows since ``ŝ``
 (binary segmentation [Vostrikova1981]), so the newest of several changes is found. Every model of the test
 scores the outcomes standardised once over every row, so the likelihoods are of the same numbers; the model
-returned after a change is vanilla BoTorch's on the rows since it (a ``SingleTaskGP`` with a ``Standardize`` of
-its own, fitted from BoTorch's start): on Hartmann-6's jump, seed 0, the segment scaled by every row's spread
-measured 195 of regret, the one scaled by its own 133 (BoTorch told the jump: 133).
+returned after a change is a ``SingleTaskGP`` on the rows since it with a ``Standardize`` of its own (on
+Hartmann-6's jump, seed 0, the segment scaled by every row's spread measured 195 of regret, the one scaled by its
+own 133; BoTorch told the jump: 133), fitted from the space kernel fitted on the segment before the change (its
+noise and mean from BoTorch's start): the function after a jump is a new draw of the same kind, and the few rows
+since a change do not pin its lengthscales down.
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ def detect_change(policy, null, level: float, log_null: float | None = None) -> 
     """
     k = sum(p.numel() for name, p in null.named_parameters() if not name.endswith("time.raw_lengthscale"))
     Z, z = null.train_inputs[0], null.train_targets
-    model, start, first = null, 0, None
+    model, start, first, before_change = null, 0, None, None
     log_parent = _log_likelihood(null) if log_null is None else log_null
     while True:
         candidates = [s - start for s in split_candidates(policy.row_rounds, start, policy.warmup)]
@@ -185,20 +187,18 @@ def detect_change(policy, null, level: float, log_null: float | None = None) -> 
             first = (statistic, p_value)
         if not p_value < level:
             break
-        model, start, log_parent = after, start + split, log_after
+        model, start, log_parent, before_change = after, start + split, log_after, before
     statistic, p_value = first if first is not None else (float("nan"), 1.0)
-    if start:  # vanilla BoTorch's model of the rows since the change: its own standardisation, a fresh fit
-        model = _segment(policy, null, start, None, own_scale=True)
+    if start:  # the rows since the change: their own standardisation, the kernel fitted before the change as the start
+        model = policy._gp(math.inf, rows=slice(start, None), kernel_from=before_change)
     return ChangePointTest(model, start, statistic, p_value)
 
 
-def _segment(policy, null, start: int, stop: int | None, start_from=None, own_scale: bool = False):
+def _segment(policy, null, start: int, stop: int | None, start_from=None):
     """``policy``'s ``SingleTaskGP`` with ``ε = 0`` on the rows ``[start, stop)``, fitted from where a new one starts
-    (as ``null`` was) or from the hyperparameters of ``start_from``; its outcomes standardised by ``null``'s (fixed)
-    transform, so its likelihood is of the numbers ``null``'s is, or with ``own_scale`` by a ``Standardize`` of
-    their own, as BoTorch would; in eval mode."""
-    scale = None if own_scale else null.outcome_transform
-    return policy._gp(math.inf, start_from=start_from, rows=slice(start, stop), scale=scale)
+    (as ``null`` was) or from the hyperparameters of ``start_from``, its outcomes standardised by ``null``'s (fixed)
+    transform, so its likelihood is of the numbers ``null``'s is; in eval mode."""
+    return policy._gp(math.inf, start_from=start_from, rows=slice(start, stop), scale=null.outcome_transform)
 
 
 def _chi2_sf(statistic: float, dof: int) -> float:

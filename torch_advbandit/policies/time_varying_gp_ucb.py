@@ -109,12 +109,14 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             ``ε`` against ``ε = 0``, run every round: the space-time model is used only where the statistic
             exceeds ``Φ⁻¹(1 − α)²`` (:func:`critical_value`), vanilla BoTorch's model (``ε = 0``) otherwise, so
             a stationary objective is not explored through a spurious time effect (docs/algorithms.rst §10);
-            a second fit a round. ``None``: always the fitted ``ε``.
+            two more fits a round (the ``ε = 0`` model, and one of the two refitted from the other's optimum, so
+            that ``Λ`` compares their optima). ``None``: always the fitted ``ε``.
         change_points: with ``significance``, also test at that level, every round, whether the objective changed
             (:mod:`~torch_advbandit.policies.change_point_test`): the rows before and since the likeliest split
             fitted as two independent GPs, against one GP on every row, Bonferroni-corrected over the candidate
-            splits. Where it passes and is more significant than the fitted ``ε``, the round's model is vanilla
-            BoTorch's on the rows since the newest change (a ``SingleTaskGP``, its own ``Standardize`` and fit).
+            splits. Where it passes and is more significant than the fitted ``ε``, the round's model is
+            a ``SingleTaskGP`` on the rows since the newest change (its own ``Standardize``; its fit starts from the
+            space kernel fitted on the segment before the change).
             Two to four more fits a round, one more after a change.
         fit_hyperparameters: fit ``kernel``'s hyperparameters, the noise and the constant mean each round
             (``fit_gpytorch_mll``, an L-BFGS run of ``O(t³)`` steps); ``False`` keeps them as given, with
@@ -225,6 +227,10 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             null = self._gp(math.inf)
             log_null = _log_likelihood(null)
             statistic = 2.0 * (fitted - log_null)
+            if not statistic > critical:  # the alternative's fit may have stopped short: refit from the null's optimum
+                again = self._gp(start, start_from=null)
+                if (log_again := _log_likelihood(again)) > fitted:
+                    gp, fitted, statistic = again, log_again, 2.0 * (log_again - log_null)
             if statistic > critical:  # the null's fit may have stopped short: refit it from the alternative's optimum
                 statistic = min(statistic, 2.0 * (fitted - _log_likelihood(self._gp(math.inf, start_from=gp))))
             if self.change_points:
@@ -240,13 +246,14 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
                           "change_statistic": change.statistic if change is not None else float("nan")}  # fmt: skip
         return AtTime(gp, self.t / self.horizon)
 
-    def _gp(self, start: float, start_from=None, rows: slice = slice(None), scale=None):
+    def _gp(self, start: float, start_from=None, rows: slice = slice(None), scale=None, kernel_from=None):
         """The ``SingleTaskGP`` over ``(x, τ)`` of the observations ``rows`` (default every one) with the time
         lengthscale starting at ``start`` (``∞``: ``ε = 0``, not fitted), its other hyperparameters starting at
         ``kernel``'s and BoTorch's initial noise (or at those of ``start_from``, a model of the same kind), fitted
         (see :meth:`model`; a model of one row keeps its start); in eval mode. ``scale``: a fitted outcome
         transform that standardises the outcomes instead of a ``Standardize`` of their own (the change-point test
-        scores every segment on one scale)."""
+        scores every segment on one scale). ``kernel_from``: a model whose space kernel's hyperparameters start the
+        fit (the rest from BoTorch's start)."""
         from botorch.models import SingleTaskGP
         from botorch.models.transforms import Standardize
 
@@ -266,6 +273,8 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         if start_from is not None:
             gp.load_state_dict(start_from.state_dict())
             covar.time.lengthscale = start
+        elif kernel_from is not None:  # the space kernel's alone (the outcomes have a scale of their own)
+            covar.space.load_state_dict(kernel_from.covar_module.space.state_dict())
         gp.requires_grad_(self.fit_hyperparameters)
         covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and math.isfinite(start))
         if any(p.requires_grad for p in gp.parameters()) and Z.shape[0] >= 2:
