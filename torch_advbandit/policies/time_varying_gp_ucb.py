@@ -231,7 +231,6 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
                 again = self._gp(start, start_from=null)
                 if (log_again := _log_likelihood(again)) > fitted:
                     gp, fitted, statistic = again, log_again, 2.0 * (log_again - log_null)
-                statistic = max(statistic, 0.0)  # ℓ_τ = ∞ is the null: the alternative's optimum is at least as likely
             if statistic > critical:  # the null's fit may have stopped short: refit it from the alternative's optimum
                 statistic = min(statistic, 2.0 * (fitted - _log_likelihood(self._gp(math.inf, start_from=gp))))
             if self.change_points:
