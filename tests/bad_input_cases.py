@@ -418,6 +418,28 @@ CASES = [
     ),
     ("WGPUCB, IGPUCB", "lam ≤ 0", lambda: IGPUCB(X, K, 10, lam=-1.0), ValueError, "lam must be > 0"),
     (
+        "GP-UCB family, TimeVaryingGPUCB",
+        "horizon a float (None is accepted: unknown)",
+        lambda: TimeVaryingGPUCB(X, K, 1.5),
+        TypeError,
+        "horizon must be an integer",
+    ),
+    ("GP-UCB family", "horizon < 1", lambda: IGPUCB(X, K, -1), ValueError, "horizon must be ≥ 1"),
+    (
+        "WGPUCB",
+        "time_uniform=True with horizon=None",
+        lambda: WGPUCB(X, K, None, discount=0.9, time_uniform=True),
+        ValueError,
+        r"time_uniform=True uses log\(T/δ\): it needs a horizon",
+    ),
+    (
+        "SlidingWindowGPUCB, RestartingGPUCB",
+        "no window / period with horizon=None",
+        lambda: SlidingWindowGPUCB(X, K, None),
+        ValueError,
+        "give window explicitly: the theory default needs the horizon",
+    ),
+    (
         "WGPUCB, IGPUCB",
         "delta outside (0, 1)",
         lambda: IGPUCB(X, K, 10, lam=0.01, delta=0.0),

@@ -31,6 +31,8 @@ FACTORIES = {
     "apg_exp3": lambda X, k, g, T: APGExp3(X, k, T, generator=g),
     "uniform": lambda X, k, g, T: UniformRandom(X, None, T, generator=g),
     "wgp_ucb": lambda X, k, g, T: WGPUCB(X, k, T, discount=0.8, lam=0.05, generator=g),
+    # no horizon (it sets defaults only); λ carries the factory's T so that configurations differ
+    "wgp_ucb_anytime": lambda X, k, g, T: WGPUCB(X, k, None, discount=0.8, lam=T / 800, generator=g),
     # discount chosen online, hyperparameters and λ refitted every third observation
     "wgp_ucb_adaptive": lambda X, k, g, T: WGPUCB(
         X, k, T, discount="auto", lam=0.05, fit_hyperparameters=True, fit_every=3, beta=2.0, generator=g

@@ -36,6 +36,7 @@ PINNED = {
     "tv_tested@2": "376a480f3d010156",  # the refit from the ε = 0 optimum never fits better on the 24-round probe
     "tv_changes@1": "30711ee5931056ed",
     "tv_changes@2": "30711ee5931056ed",  # the same choices on the 24-round probe
+    "tv_changes_anytime@1": "fc3092c705b82a54",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "wgp_fixed_fitted@2": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
@@ -71,7 +72,7 @@ def digest(record) -> str:
 def tiny(component: str):
     if component in PROBLEM_NAMES:
         return BoTorchDriftTrialConfig(component, "abrupt", "botorch_ucb", 0, horizon=8, num_candidates=64)
-    if component == "tv_changes":  # a jump, so a change point is found
+    if component in ("tv_changes", "tv_changes_anytime"):  # a jump, so a change point is found
         return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=24, num_candidates=64)
     if component in ("wgp_auto_fitted", "tv_fitted", "tv_tested"):  # long enough for the memory (or ε) to be fitted
         return BoTorchDriftTrialConfig("branin", "drift", component, 0, horizon=24, num_candidates=64)

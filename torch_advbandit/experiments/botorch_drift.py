@@ -15,7 +15,9 @@ hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="au
 ``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);
 ``tv_tested``, the same with the fitted rate used only where a likelihood-ratio test at level 0.01 rejects
 ``ε = 0`` (vanilla BoTorch's model otherwise); ``tv_changes``, the same with change points tested too (where
-the likeliest change is more significant, the model is a GP on the rows since it); and
+the likeliest change is more significant, the model is a GP on the rows since it); ``tv_changes_anytime``, the
+same without a horizon (``horizon=None``: time in observations, each fit of ``ℓ_τ`` from twice the observations
+so far); and
 ``botorch_oracle``, vanilla BoTorch told the jump of the abrupt scenario (from ``T/2`` on it fits only
 the rows observed since; elsewhere it is ``botorch_ucb``): what forgetting exactly at the change gains.
 Regret is dynamic, ``Σ_t max_x f_t(x) − f_t(x_t)``.
@@ -53,6 +55,7 @@ BOTORCH_METHODS = {
     "tv_fitted": "TV-GP-UCB, ε fitted",
     "tv_tested": "TV-GP-UCB, ε fitted and tested",
     "tv_changes": "TV-GP-UCB, ε and change points tested",
+    "tv_changes_anytime": "TV-GP-UCB, ε and change points tested, no horizon",
     "botorch_oracle": "BoTorch told the jump (oracle forgetting)",
 }
 BETA = 2.0
@@ -186,9 +189,10 @@ def make_method(
         return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, significance=None, generator=generator)
     if name == "tv_tested":
         return TimeVaryingGPUCB(candidates, kernel, horizon, beta=BETA, significance=0.01, generator=generator)
-    if name == "tv_changes":
+    if name in ("tv_changes", "tv_changes_anytime"):
+        known = horizon if name == "tv_changes" else None
         return TimeVaryingGPUCB(
-            candidates, kernel, horizon, beta=BETA, significance=0.01, change_points=True, generator=generator
+            candidates, kernel, known, beta=BETA, significance=0.01, change_points=True, generator=generator
         )
     raise ValueError(f"method must be one of {sorted(BOTORCH_METHODS)}, got {name!r}")
 

@@ -46,6 +46,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "tv_fitted": 2,  # 2: ε = 0 until 10 rounds are observed
     "tv_tested": 2,  # 2: the fitted ε refitted from the ε = 0 optimum where the test does not pass
     "tv_changes": 2,  # 2: as tv_tested; the model after a change starts from the space kernel fitted before it
+    "tv_changes_anytime": 1,
     "botorch_oracle": 1,
 }
 

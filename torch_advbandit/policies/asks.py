@@ -37,6 +37,7 @@ class AnyRowsMixin:
     """
 
     _takes_any_rows = True
+    _horizon_optional = True  # the horizon of a model-based policy sets defaults only: ``None`` when unknown
 
     def _ask(self, q: int | None) -> int | torch.Tensor:
         """Asks of a model-based policy: ``select()`` is idempotent (the oldest pending point, or a new

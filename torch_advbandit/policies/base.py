@@ -46,7 +46,8 @@ class Policy(ABC):
 
     #: Whether the policy's parameters depend on the horizon (it then warns once when run past it).
     _tuned_for_horizon = True
-
+    #: Whether ``horizon=None`` is accepted as is (a policy whose horizon only sets defaults: the GP-UCB family).
+    _horizon_optional = False
     #: Model-based policies (the GP-UCB family) take observations of any rows (an initial design,
     #: evaluations made elsewhere) and further asks while points are pending; the Exp3 family's
     #: importance weights need ``x_t ~ P_t``, so it takes only the pending selection.
@@ -64,12 +65,12 @@ class Policy(ABC):
     def __init__(
         self,
         candidates: torch.Tensor,
-        horizon: int,
+        horizon: int | None,
         *,
         generator: torch.Generator | None = None,
     ) -> None:
         self.candidates = check_candidates(candidates)
-        self.horizon = check_int(horizon, "horizon", minimum=1)
+        self.horizon = None if horizon is None and self._horizon_optional else check_int(horizon, "horizon", minimum=1)
         self.generator = check_generator(generator, self.candidates.device)
         self._candidates_digest = tensor_digest(self.candidates)
         self.t = 0
@@ -144,7 +145,7 @@ class Policy(ABC):
     def _advance(self) -> None:
         """Count the round; the first round past the horizon ``T`` warns (the parameters were tuned for ``T``)."""
         self.t += 1
-        if self.t == self.horizon + 1 and self._tuned_for_horizon:
+        if self.horizon is not None and self.t == self.horizon + 1 and self._tuned_for_horizon:
             warnings.warn(
                 f"{type(self).__name__} is running past its horizon T = {self.horizon}: its parameters were set for "
                 "T rounds (rebuild it for a longer horizon)",

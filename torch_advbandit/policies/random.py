@@ -19,7 +19,7 @@ class UniformRandom(RandomizedPolicy):
     Args:
         candidates: ``Tensor[n, d]``.
         kernel: ignored (may be ``None``).
-        horizon: ``T ≥ 1``.
+        horizon: ``T ≥ 1``, or ``None`` (unused: ``P_t`` does not depend on it).
         generator: ``torch.Generator`` on the candidates' device.
 
     Example:
@@ -28,12 +28,13 @@ class UniformRandom(RandomizedPolicy):
     """
 
     _tuned_for_horizon = False  # P_t = 1/n whatever T
+    _horizon_optional = True
 
     def __init__(
         self,
         candidates: torch.Tensor,
         kernel: Kernel | None,
-        horizon: int,
+        horizon: int | None,
         *,
         generator: torch.Generator | None = None,
     ) -> None:

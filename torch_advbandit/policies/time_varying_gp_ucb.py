@@ -99,7 +99,9 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         kernel: any GPyTorch kernel on ``d`` dimensions (``k_X``), e.g. BoTorch's default
             ``get_covar_module_with_dim_scaled_prior(ard_num_dims=d)`` or
             ``ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d))``; copied.
-        horizon: ``T`` (sets the time scale ``τ = t/T``; running past it is allowed and does not warn).
+        horizon: ``T`` (sets the time scale ``τ = t/T``; running past it is allowed and does not warn); ``None``
+            when unknown: ``τ = t`` (time in observations) and each fit of ``ℓ_τ`` starts at twice the
+            observations so far instead of one horizon.
         epsilon: ``"fit"`` (default) or a fixed forgetting rate ``ε ∈ (0, 1)``.
         warmup: with ``epsilon="fit"``, ``ε = 0`` (no forgetting: the model is a ``SingleTaskGP`` on ``x``
             alone) until observations were made in ``warmup`` distinct rounds (an initial design is one);
@@ -148,7 +150,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
-        horizon: int,
+        horizon: int | None,
         *,
         epsilon: float | str = "fit",
         warmup: int = 10,
@@ -189,8 +191,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         self.delta = ConfidenceSettings(delta=delta).delta  # the GP-UCB family's check of δ
         self.chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
         self._init_rows()
-        self.last_beta = float("nan")
-        nan = float("nan")
+        self.last_beta = nan = float("nan")
         self._last_fit = {"time_lengthscale": nan, "lam": nan, "lr_statistic": nan, "since": 0, "change_statistic": nan}
 
     def warming_up(self) -> bool:
@@ -198,11 +199,16 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         return self.epsilon == "fit" and torch.unique_consecutive(self.row_rounds).numel() < self.warmup
 
     def initial_lengthscale(self) -> float:
-        """``ℓ_τ`` before any fit: from ``epsilon``; for ``epsilon="fit"`` one horizon, or ``∞`` (``ε = 0``)
-        while :meth:`warming_up`."""
+        """``ℓ_τ`` before any fit (in units of :attr:`time_unit`): from ``epsilon``; for ``epsilon="fit"`` one
+        horizon (``horizon=None``: twice the observations so far), or ``∞`` (``ε = 0``) while :meth:`warming_up`."""
         if self.epsilon != "fit":
-            return epsilon_to_lengthscale(self.epsilon, self.horizon)
-        return math.inf if self.warming_up() else 1.0
+            return epsilon_to_lengthscale(self.epsilon, self.time_unit)
+        return math.inf if self.warming_up() else 1.0 if self.horizon is not None else 2.0 * max(self.t, 1)
+
+    @property
+    def time_unit(self) -> int:
+        """The observations in one unit of ``τ``: the horizon ``T``, or 1 with ``horizon=None``."""
+        return self.horizon or 1
 
     def model(self):
         """The round's model on the space: a fitted ``SingleTaskGP`` over ``(x, τ)`` seen at ``τ = t/T``
@@ -244,7 +250,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         since = change.since if change is not None and gp is change.model else 0
         self._last_fit = {"time_lengthscale": ell, "lam": _noise(gp), "lr_statistic": statistic, "since": since,
                           "change_statistic": change.statistic if change is not None else float("nan")}  # fmt: skip
-        return AtTime(gp, self.t / self.horizon)
+        return AtTime(gp, self.t / self.time_unit)
 
     def _gp(self, start: float, start_from=None, rows: slice = slice(None), scale=None, kernel_from=None):
         """The ``SingleTaskGP`` over ``(x, τ)`` of the observations ``rows`` (default every one) with the time
@@ -258,7 +264,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         from botorch.models.transforms import Standardize
 
         like = self.candidates
-        tau = (self.row_rounds[rows].to(like.dtype) / self.horizon).unsqueeze(-1)
+        tau = (self.row_rounds[rows].to(like.dtype) / self.time_unit).unsqueeze(-1)
         Z = torch.cat([self.train_X[rows], tau], dim=-1)
         covar = space_time_kernel(self.kernel, start).to(like)
         Y = self.rewards[rows].unsqueeze(-1)
@@ -313,13 +319,13 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` of the latest selection, ``model_size`` (observations), and the latest model's fitted
-        ``time_lengthscale`` (``ℓ_τ``, in horizons; ``∞`` during the warm-up), ``epsilon``
+        ``time_lengthscale`` (``ℓ_τ``, in units of :attr:`time_unit`; ``∞`` during the warm-up), ``epsilon``
         (``1 − exp(−2/(T·ℓ_τ))``) and ``lam`` (noise variance on the outcomes' scale); NaN before the first
         model. With ``significance``: ``lr_statistic`` (``Λ`` of the fitted ``ε``); with ``change_points``:
         ``change_statistic`` (``Λ`` of the likeliest change) and ``since`` (the first row the model keeps; 0: every
         row)."""
         ell = self._last_fit["time_lengthscale"]
-        epsilon = float("nan") if math.isnan(ell) else lengthscale_to_epsilon(ell, self.horizon)  # ℓ_τ = ∞: 0
+        epsilon = float("nan") if math.isnan(ell) else lengthscale_to_epsilon(ell, self.time_unit)  # ℓ_τ = ∞: 0
         size, fit = float(self.train_X.shape[0]), self._last_fit
         return {"beta": self.last_beta, "model_size": size, "time_lengthscale": ell, "epsilon": epsilon,
                 "lam": fit["lam"], "lr_statistic": fit["lr_statistic"], "since": float(fit["since"]),

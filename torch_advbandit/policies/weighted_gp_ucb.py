@@ -25,8 +25,9 @@ class WGPUCB(GPUCBPolicy):
     Args:
         discount: ``η ∈ (0, 1]`` (required); ``1`` is the unweighted GP (see
             :func:`~torch_advbandit.parameters.nonstationary_discount` for a theory-order value).
-        lam: ``λ > 0`` (required).
-        time_uniform: use ``log(T/δ)`` in ``β_t``.
+        lam: ``λ > 0``; ``None`` for :class:`GPUCBPolicy`'s default (``1 + 2/T``; with
+            ``fit_hyperparameters=True`` it is the noise until the first fit only).
+        time_uniform: use ``log(T/δ)`` in ``β_t`` (needs a ``horizon``).
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
@@ -41,15 +42,17 @@ class WGPUCB(GPUCBPolicy):
         self,
         candidates: torch.Tensor,
         kernel: Kernel,
-        horizon: int,
+        horizon: int | None,
         *,
-        discount: float,
-        lam: float,
+        discount: float | str,
+        lam: float | None = None,
         time_uniform: bool = False,
         **kwargs,
     ) -> None:
         if not isinstance(time_uniform, bool):
             raise TypeError(f"time_uniform must be True or False, got {time_uniform!r}")
+        if time_uniform and horizon is None:
+            raise ValueError("time_uniform=True uses log(T/δ): it needs a horizon, got horizon=None")
         super().__init__(candidates, kernel, horizon, discount=discount, lam=lam, **kwargs)
         self.time_uniform = time_uniform
 
@@ -72,7 +75,7 @@ class IGPUCB(GPUCBPolicy):
         True
     """
 
-    def __init__(self, candidates: torch.Tensor, kernel: Kernel, horizon: int, **kwargs) -> None:
+    def __init__(self, candidates: torch.Tensor, kernel: Kernel, horizon: int | None, **kwargs) -> None:
         if "discount" in kwargs:
             raise TypeError("IGPUCB weighs every observation alike; for a discount use WGPUCB")
         super().__init__(candidates, kernel, horizon, **kwargs)
