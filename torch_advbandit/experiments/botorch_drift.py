@@ -36,7 +36,7 @@ from ..environments.nonstationary import FunctionSequenceEnvironment
 from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB, TimeVaryingGPUCB
 from ..policies.asks import AnyRowsMixin
 from ..policies.base import Policy
-from ..policies.time_varying_gp_ucb import ObservedRowsMixin
+from ..policies.observed_rows import ObservedRowsMixin
 from .records import TrialRecord
 from .runner import play, trial_record
 from .streams import stream_of
