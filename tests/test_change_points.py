@@ -194,3 +194,30 @@ def test_a_bad_change_point_state_is_named_and_changes_nothing(change, match):
         policy.load_state_dict(dict(state, **change))
     assert policy.since == before["since"] and torch.equal(policy.change_points.positions, before["change_points"])
     assert torch.equal(policy.rewards, before["rewards"])
+
+
+def test_batches_of_asks_are_scored_row_by_row_and_a_change_enters_only_between_batches():
+    # an initial design of 6 rows (not scored: rows observed together before any other), then 24 rounds of
+    # select(2); the objective jumps at round 15, i.e. before row 6 + 2·15 = 36
+    X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
+    policy = WGPUCB(X, make_kernel("se", 1, 0.15), None, discount="auto", lam=1e-3, beta=1.0,
+                    fit_hyperparameters=True, generator=torch.Generator().manual_seed(0))  # fmt: skip
+    noise = torch.Generator().manual_seed(1)
+
+    def values(x, t):
+        f = torch.sin(6 * x) * (1 if t < 15 else -2)
+        return f + 0.05 * torch.randn(f.shape, generator=noise, dtype=DT)
+
+    design = X[::10]
+    policy.observe(design, values(design, 0))
+    assert policy.change_points.scored == 0
+    sinces = []
+    for t in range(24):
+        asks = policy.select(2)
+        policy.observe(X[asks], values(X[asks], t))
+        assert policy.change_points.scored == 2 * (t + 1)  # both rows of every batch are scored
+        assert all((p - 6) % 2 == 0 for p in policy.change_points.positions.tolist())  # batch starts only
+        sinces.append(policy.since)
+    assert sinces[:15] == [0] * 15 and sinces[15] == 36  # every row before the jump, then the rows since it
+    assert all(since >= 36 for since in sinces[15:])  # from then on, rows observed after the jump only
+    assert policy.training_set().tolist() == list(range(sinces[-1], 54))

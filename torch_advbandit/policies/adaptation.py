@@ -50,9 +50,10 @@ def discount_scores(
 
 
 def competed(
-    scores: torch.Tensor, calibration: torch.Tensor, points: ChangePoints, row: NewRow, *, fitted: bool
+    scores: torch.Tensor, calibration: torch.Tensor, points: ChangePoints, row: NewRow, *, fitted: bool, opens=True
 ) -> tuple[torch.Tensor, torch.Tensor, ChangePoints, float, int]:
-    """One round of ``discount="auto"``'s competition on a lone new observation ``row``: the discounts'
+    """One round of ``discount="auto"``'s competition on a new observation ``row`` (``opens``: the first of its
+    batch, where a change point may enter): the discounts'
     ``(scores, calibration)`` (:func:`discount_scores`), the change points
     (:meth:`~torch_advbandit.policies.change_points.ChangePoints.observed`), and the memory chosen for
     the history with the new row, ``(η, since)``: the longest within :data:`AUTO_MARGIN` of the best with
@@ -66,7 +67,7 @@ def competed(
         >>> competed(zeros, ones, ChangePoints.none(), row, fitted=True)[3:]
         (1.0, 0)
     """
-    points = points.observed(scores, calibration, row, calibrate=fitted)
+    points = points.observed(scores, calibration, row, calibrate=fitted, opens=opens)
     scores, calibration = discount_scores(scores, calibration, row, calibrate=fitted)
     discount, since = points.chosen(scores, row.Y.numel() + 1, AUTO_MARGIN if fitted else 0.0)
     return scores, calibration, points, discount, since

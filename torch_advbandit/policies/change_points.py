@@ -56,13 +56,20 @@ class ChangePoints:
         return cls(torch.empty(0, dtype=torch.long, device="cpu"), empty, empty.clone())
 
     def observed(
-        self, discount_scores: torch.Tensor, discount_calibration: torch.Tensor, row: NewRow, *, calibrate: bool = False
+        self,
+        discount_scores: torch.Tensor,
+        discount_calibration: torch.Tensor,
+        row: NewRow,
+        *,
+        calibrate: bool = False,
+        opens: bool = True,
     ) -> ChangePoints:
-        """The candidates after the lone observation ``row`` joins its ``m`` rows.
+        """The candidates after the observation ``row`` joins its ``m`` rows.
 
-        ``discount_scores`` and ``discount_calibration`` are the discounts' before this observation: the
-        new candidate ``τ = m`` starts from the best of all scores as they compete (:meth:`competing`), with
-        that candidate's calibration (from the :data:`WARMUP`-th scored observation on). Each candidate
+        ``discount_scores`` and ``discount_calibration`` are the discounts' before this observation: where
+        ``row`` ``opens`` a round (not a later row of a batch observed together), the new candidate ``τ = m``
+        starts from the best of all scores as they compete (:meth:`competing`), with that candidate's
+        calibration (from the :data:`WARMUP`-th scored observation on). Each candidate
         scores :meth:`~torch_advbandit.discount_selection.NewRow.log_density` from the rows since its
         ``τ``, its variance scaled by its calibration when ``calibrate``. With no past row, unchanged.
 
@@ -79,7 +86,7 @@ class ChangePoints:
         if m == 0:
             return self
         positions, scores, calibration = self.positions, self.scores, self.calibration
-        if self.scored >= WARMUP:  # "a change just before this row" enters
+        if self.scored >= WARMUP and opens:  # "a change just before this row" enters (never inside a batch)
             everything = self.competing(discount_scores)
             best = int(everything.argmax())
             entry_calibration = torch.cat([discount_calibration, calibration])[best : best + 1]

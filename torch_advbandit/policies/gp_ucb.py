@@ -242,13 +242,13 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
-            # score every discount on a lone new observation before it joins; rows observed together
-            # (an initial design) say nothing about change over time
-            if self.auto_discount and X.shape[0] == 1:  # one row: train_X is self's, gram all of it
+            # score every discount on each new observation before it joins (a batch's rows in order); rows
+            # observed together before any other (an initial design) say nothing about change over time
+            if self.auto_discount and (X.shape[0] == 1 or m0 > 0):
                 k_new, prior = kernel_matrix(kernel, train_X, x).squeeze(-1), float(kernel_diag(kernel, x))
                 row = NewRow(gram, k_new, prior, rewards, y, lam, self.standardize, constant or 0.0)
                 scores, calibration, points, discount, since = competed(
-                    scores, calibration, points, row, fitted=self.fit_hyperparameters
+                    scores, calibration, points, row, fitted=self.fit_hyperparameters, opens=r == 0
                 )
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
             fitted = self._fit_due(train_X, rewards, discount, since, m0) if r == last else None  # once a batch
