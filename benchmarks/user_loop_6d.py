@@ -59,6 +59,7 @@ def trial(method: str, X: torch.Tensor, seed: int, rounds: int, jump: int, q: in
     torch.manual_seed(seed)  # BoTorch's fits draw their restarts from the global generator
     policy = make(method, X, seed)
     policy.observe(X[design], observe(X[design], 0))
+    jump_row = DESIGN + q * jump  # the first row observed after the jump
     regret, kept, start = 0.0, 0, time.perf_counter()
     for t in range(rounds):
         asks = policy.select(q)
@@ -66,7 +67,6 @@ def trial(method: str, X: torch.Tensor, seed: int, rounds: int, jump: int, q: in
         now = values[t >= jump]
         regret += float(q * now.max() - now[asks].sum())
         since = policy.diagnostics().get("since", 0.0)
-        jump_row = DESIGN + q * jump
         kept += t >= jump and abs(since - jump_row) <= q
     lam = policy.diagnostics().get("lam", float("nan"))
     return {"regret": regret, "kept": kept, "lam": lam, "seconds": (time.perf_counter() - start) / rounds}

@@ -17,7 +17,12 @@ from .gp_ucb import GPUCBPolicy
 
 
 def memory_length(
-    memory: int | None, name: str, kernel: Kernel, candidates: torch.Tensor, horizon: int | None, variation_budget
+    memory: int | None,
+    name: str,
+    kernel: Kernel,
+    candidates: torch.Tensor,
+    horizon: int | None,
+    variation_budget: float,
 ) -> int:
     """``memory`` checked, or by default ``⌈γ̄_T^{1/4}(T/B_T)^{1/2}⌉``
     (:func:`~torch_advbandit.parameters.nonstationary_memory`; SE and Matérn kernels, ``T ≥ 3``; no default
@@ -28,9 +33,9 @@ def memory_length(
         >>> memory_length(None, "window", make_kernel("se", 1), torch.zeros(5, 1, dtype=torch.float64), 500, 1.0)
         48
     """
-    if memory is None and horizon is None:
-        raise ValueError(f"give {name} explicitly: the theory default needs the horizon, got horizon=None")
     if memory is None:
+        if horizon is None:
+            raise ValueError(f"give {name} explicitly: the theory default needs the horizon, got horizon=None")
         horizon = check_int(horizon, "horizon", minimum=1)
         kernel_name = kernel_name_of(kernel)
         if kernel_name is None or horizon < 3:
@@ -63,7 +68,9 @@ class SlidingWindowGPUCB(_ForgettingGPUCB):
         48
     """
 
-    def __init__(self, candidates, kernel: Kernel, horizon: int | None, *, window: int | None = None, **kw):
+    def __init__(
+        self, candidates: torch.Tensor, kernel: Kernel, horizon: int | None, *, window: int | None = None, **kw
+    ):
         super().__init__(candidates, kernel, horizon, memory=("window", window), **kw)
 
     @property
@@ -87,7 +94,9 @@ class RestartingGPUCB(_ForgettingGPUCB):
         100
     """
 
-    def __init__(self, candidates, kernel: Kernel, horizon: int | None, *, period: int | None = None, **kw):
+    def __init__(
+        self, candidates: torch.Tensor, kernel: Kernel, horizon: int | None, *, period: int | None = None, **kw
+    ):
         super().__init__(candidates, kernel, horizon, memory=("period", period), **kw)
 
     @property
