@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import torch
 
 from ..environments.nonstationary import FunctionSequenceEnvironment
+from ..fitting import fit_seed, seeded_fit
 from ..policies import WGPUCB, RestartingGPUCB, SlidingWindowGPUCB, TimeVaryingGPUCB
 from ..policies.asks import AnyRowsMixin
 from ..policies.base import Policy
@@ -110,7 +111,8 @@ def problem_values(problem: str, scenario: str, horizon: int, num_candidates: in
 
 class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
     """Vanilla BoTorch: ``SingleTaskGP(train_X, train_Y)`` with its defaults (BoTorch's kernel and priors,
-    ``Standardize``), ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound(beta=β²)`` maximised by
+    ``Standardize``), ``fit_gpytorch_mll`` every round (restarts seeded: :func:`~torch_advbandit.fitting.seeded_fit`),
+    ``UpperConfidenceBound(beta=β²)`` maximised by
     ``optimize_acqf_discrete`` over the candidates; uniform before any observation. With
     ``forget_before = t₀`` (the oracle of the abrupt scenario), from round ``t₀`` on it fits only the
     rows observed at rounds ``≥ t₀``.
@@ -138,9 +140,7 @@ class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
     def selection_model(self):
         """The round's ``SingleTaskGP`` on the rows (the oracle's since ``forget_before``), fitted by
         ``fit_gpytorch_mll``; ``None`` without rows. ``select`` maximises its UCB (``AnyRowsMixin``)."""
-        from botorch.fit import fit_gpytorch_mll
         from botorch.models import SingleTaskGP
-        from gpytorch.mlls import ExactMarginalLogLikelihood
 
         train_X, rewards = self.train_X, self.rewards
         if self.forget_before is not None and self.t >= self.forget_before:  # the oracle: only rows since the jump
@@ -149,7 +149,7 @@ class BoTorchUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         if train_X.shape[0] == 0:
             return None
         model = SingleTaskGP(train_X, rewards.unsqueeze(-1))
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        seeded_fit(model, fit_seed(self.generator, self.t))  # BoTorch's fit; restarts under the policy's seed
         return model
 
     def confidence_width(self, model=None) -> float:

@@ -18,6 +18,7 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_positive, check_unit_interval
 from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, NewRow
+from ..fitting import seeded_fit
 from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
 from .change_points import ChangePoints
 
@@ -83,6 +84,7 @@ def fit_hyperparameters(
     *,
     standardize: bool,
     like: torch.Tensor,
+    seed: int = 0,
 ) -> tuple[Kernel, float, float] | None:
     """``(kernel, λ, c)`` maximising the weighted marginal likelihood of ``(X, Y)`` (age weights fixed):
     the kernel frozen on ``like``'s device and dtype, ``λ`` in ``Y``'s units, ``c`` the constant mean
@@ -90,7 +92,8 @@ def fit_hyperparameters(
 
     Starts from ``kernel`` and ``lam`` (``None``: BoTorch's initial noise,
     :data:`~torch_advbandit.weighted_likelihood.INITIAL_LAMBDA`, in the model's units, as a new
-    ``SingleTaskGP`` starts). If BoTorch's fit fails
+    ``SingleTaskGP`` starts); BoTorch's restarts draw under ``seed``
+    (:func:`~torch_advbandit.fitting.seeded_fit`). If BoTorch's fit fails
     (``ModelFittingError``) or gives a non-finite ``λ``: ``None``, with a ``RuntimeWarning``.
 
     Example:
@@ -112,12 +115,7 @@ def fit_hyperparameters(
         standardize=standardize,
     )
     try:
-        from botorch.fit import fit_gpytorch_mll
-        from gpytorch.mlls import ExactMarginalLogLikelihood
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # BoTorch's optimisation warnings: the fit is checked below
-            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        seeded_fit(model, seed)  # the fit is checked below
     except ModelFittingError as exc:
         warnings.warn(f"hyperparameter fit failed ({exc}); keeping the previous ones", RuntimeWarning, stacklevel=4)
         return None

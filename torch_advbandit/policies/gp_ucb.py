@@ -20,6 +20,7 @@ from .._validation import check_int, check_positive, check_unit_interval, check_
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
 from ..discount_selection import AUTO_DISCOUNTS, NewRow, change_point_stats, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
+from ..fitting import fit_seed
 from ..kernels import kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from .adaptation import competed, fit_hyperparameters
@@ -272,7 +273,7 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             return None
         return fit_hyperparameters(
             train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, discount,
-            standardize=self.standardize, like=self.candidates,
+            standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),
         )  # fmt: skip
 
     def _grown(self, train_X, gram, start, kernel):

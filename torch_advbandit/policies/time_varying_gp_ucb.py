@@ -19,6 +19,7 @@ from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_width
 from ..confidence import ConfidenceSettings
+from ..fitting import fit_seed, seeded_fit
 from ..models import frozen_kernel
 from ..spacetime import AtTime, epsilon_to_lengthscale, lengthscale_to_epsilon, space_time_kernel
 from .asks import AnyRowsMixin
@@ -235,21 +236,13 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         return gp
 
     def _fit(self, gp) -> None:
-        """``fit_gpytorch_mll`` on ``gp``; BoTorch's restarts sample the priors from the global generator, so the
-        fit runs under the seed ``t`` with the global generator's state put back afterwards."""
-        from botorch.fit import fit_gpytorch_mll
-        from gpytorch.mlls import ExactMarginalLogLikelihood
-
-        seed = self.t
-        devices = [self.candidates.device] if self.candidates.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices), warnings.catch_warnings():
-            torch.manual_seed(seed)
-            warnings.simplefilter("ignore")  # BoTorch's optimisation warnings; a failed fit is reported below
-            try:
-                fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
-            except ModelFittingError as exc:
-                message = f"hyperparameter fit failed ({exc}); using the initial ones"
-                warnings.warn(message, RuntimeWarning, stacklevel=5)
+        """``fit_gpytorch_mll`` on ``gp``, its restarts seeded from the policy's generator and round
+        (:func:`~torch_advbandit.fitting.seeded_fit`); a failed fit keeps the initial hyperparameters."""
+        try:
+            seeded_fit(gp, fit_seed(self.generator, self.t))
+        except ModelFittingError as exc:
+            message = f"hyperparameter fit failed ({exc}); using the initial ones"
+            warnings.warn(message, RuntimeWarning, stacklevel=5)
         gp.requires_grad_(False)
 
     def selection_model(self):
