@@ -56,7 +56,6 @@ def trial(method: str, X: torch.Tensor, seed: int, rounds: int, jump: int, q: in
         return (y + NOISE * torch.randn(y.shape, generator=noise, dtype=y.dtype)).unsqueeze(-1)
 
     design = torch.randperm(N, generator=torch.Generator().manual_seed(seed))[:DESIGN]
-    torch.manual_seed(seed)  # BoTorch's fits draw their restarts from the global generator
     policy = make(method, X, seed)
     policy.observe(X[design], observe(X[design], 0))
     jump_row = DESIGN + q * jump  # the first row observed after the jump

@@ -169,6 +169,27 @@ CASES = [
     ("KernelizedExp3", "lam ≤ 0", lambda: exp3(lam=0.0), ValueError, "lam must be > 0"),
     ("KernelizedExp3", "beta < 0", lambda: exp3(beta=-1.0), ValueError, "beta must be ≥ 0"),
     (
+        "KernelizedExp3 (the Exp3 family)",
+        "reward_scale ≤ 0",
+        lambda: exp3(reward_scale=0.0),
+        ValueError,
+        "reward_scale must be > 0",
+    ),
+    (
+        "KernelizedExp3 (the Exp3 family)",
+        "reward_scale a string other than 'auto'",
+        lambda: exp3(reward_scale="1"),
+        ValueError,
+        "reward_scale must be a number > 0 or 'auto'",
+    ),
+    (
+        "KernelizedExp3 (the Exp3 family)",
+        "reward_scale not a number",
+        lambda: exp3(reward_scale=[1.0]),
+        TypeError,
+        "reward_scale must be a real number",
+    ),
+    (
         "KernelizedExp3",
         "horizon=None with eta, alpha or beta",
         lambda: exp3(horizon=None),

@@ -27,6 +27,8 @@ FACTORIES = {
     "kernelized_exp3_lowrank": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, estimator="lowrank", generator=g),
     # no horizon (epochs of 64, 128, … rounds); λ carries the factory's T so that configurations differ
     "kernelized_exp3_anytime": lambda X, k, g, T: KernelizedExp3(X, k, None, lam=T / 40, generator=g),
+    # the rewards' unit learnt from the rewards seen (the range is part of the state)
+    "kernelized_exp3_auto_units": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, reward_scale="auto", generator=g),
     "rls_kernelized_exp3": lambda X, k, g, T: RLSKernelizedExp3(X, k, T, **EXP3, generator=g),
     "apg_exp3": lambda X, k, g, T: APGExp3(X, k, T, generator=g),
     "uniform": lambda X, k, g, T: UniformRandom(X, None, T, generator=g),

@@ -47,6 +47,7 @@ def _same_run(a, b):
     [
         _small("kernelized_exp3"),
         _small("kernelized_exp3_anytime"),  # epochs: the state spans an epoch switch (rounds 16, 32)
+        _small("kernelized_exp3_auto_units"),  # the rewards' range is part of the state
         _small("rls_kernelized_exp3_truncated"),
         _small("apg_exp3"),
         _small("uniform"),

@@ -45,6 +45,7 @@ PINNED = {
     "igp_ucb@1": "c6c7520974d45137",
     "kernelized_exp3@1": "44e12e67fbc807d3",
     "kernelized_exp3_anytime@3": "39abbdf9471bd9df",
+    "kernelized_exp3_auto_units@1": "3c49c81978d60049",
     "apg_exp3_anytime@1": "be325e3c625f3819",
     "kernelized_exp3_derived@1": "78e41265edcc4e86",
     "kernelized_exp3_derived@2": "4bcb790905d25ee3",

@@ -92,6 +92,11 @@ def _kernelized_exp3_anytime(candidates, kernel_name, horizon, generator):
     return KernelizedExp3(candidates, make_kernel(kernel_name, d), None, generator=generator)
 
 
+def _kernelized_exp3_auto_units(candidates, kernel_name, horizon, generator):
+    d = candidates.shape[-1]
+    return KernelizedExp3(candidates, make_kernel(kernel_name, d), horizon, reward_scale="auto", generator=generator)
+
+
 def _apg_exp3(candidates, kernel_name, horizon, generator):
     return APGExp3(candidates, make_kernel(kernel_name, candidates.shape[-1]), horizon, generator=generator)
 
@@ -119,6 +124,8 @@ POLICIES: dict[str, Callable[[torch.Tensor, str, int, torch.Generator], Policy]]
     # derived parameters without the horizon: doubling epochs (the trial still plays T rounds)
     "kernelized_exp3_anytime": _kernelized_exp3_anytime,
     "apg_exp3_anytime": _apg_exp3_anytime,
+    # derived parameters with the rewards' unit learnt from the rewards seen (reward_scale="auto")
+    "kernelized_exp3_auto_units": _kernelized_exp3_auto_units,
 }
 
 #: Display names as in the paper's Table 3.
@@ -132,6 +139,7 @@ POLICY_LABELS = {
     "rls_kernelized_exp3_derived": "RLS-Kernelized Exp3 (derived parameters)",
     "kernelized_exp3_anytime": "Kernelized Exp3 (derived, horizon unknown)",
     "apg_exp3_anytime": "APG-Exp3 (horizon unknown)",
+    "kernelized_exp3_auto_units": "Kernelized Exp3 (derived, reward unit learnt)",
 }
 
 #: (policy, setting) pairs the paper only times for one round ([Iwazaki2026], App. 17: exact kernelized

@@ -24,6 +24,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "kernelized_exp3_derived": 2,  # 2: (c3, c4) = DERIVED_CONSTANTS for every kernel
     "rls_kernelized_exp3_derived": 2,  # 2: as kernelized_exp3_derived
     "apg_exp3_anytime": 1,
+    "kernelized_exp3_auto_units": 1,
     "kernelized_exp3_anytime": 3,  # 3: parameters for twice the epoch end (2: for the epoch end; scores kept)
     # environments and policies of the drift trials ([Deng2022] Fig. 1)
     "abrupt": 1,

@@ -79,6 +79,7 @@ class APGExp3(AnytimeEpochs, Exp3Policy):
         eta: learning rate; ``None`` for the paper's value.
         alpha: exploration weight in ``(0, 1]``; ``None`` for the paper's value.
         admissible_error: ``e``; ``None`` for ``log(n)/T`` (``1/T`` when ``n = 1``).
+        reward_scale: ``s > 0`` or ``"auto"``, the rewards' unit (as :class:`KernelizedExp3`).
         generator: ``torch.Generator`` on the candidates' device.
 
     Example:
@@ -98,6 +99,7 @@ class APGExp3(AnytimeEpochs, Exp3Policy):
         eta: float | None = None,
         alpha: float | None = None,
         admissible_error: float | None = None,
+        reward_scale: float | str = 1.0,
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
@@ -113,6 +115,7 @@ class APGExp3(AnytimeEpochs, Exp3Policy):
             eta=parts["eta"],
             alpha=parts["alpha"],
             beta=0.0,
+            reward_scale=reward_scale,
             generator=generator,
         )
         self.admissible_error = parts["admissible_error"]

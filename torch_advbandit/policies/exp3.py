@@ -21,6 +21,7 @@ from ..exploration import ExplorationStrategy, exploration_length, exploration_s
 from ..parameters import derived_parameters
 from .base import RandomizedPolicy
 from .epochs import AnytimeEpochs, epoch_horizon, first_epoch
+from .reward_units import RewardUnit
 from .state import state_tensor
 
 
@@ -47,6 +48,8 @@ class Exp3Policy(RandomizedPolicy):
         eta: learning rate ``η > 0``.
         alpha: exploration weight ``α ∈ (0, 1]``.
         beta: optimism weight ``β ≥ 0``.
+        reward_scale: ``s > 0``, the rewards' unit (the policy learns from ``y_t / s``), or ``"auto"``
+            (:class:`~torch_advbandit.policies.reward_units.RewardUnit`; docs/algorithms.rst §3, "Reward units").
         generator: ``torch.Generator`` on the candidates' device.
 
     Example:
@@ -74,9 +77,11 @@ class Exp3Policy(RandomizedPolicy):
         eta: float,
         alpha: float,
         beta: float,
+        reward_scale: float | str = 1.0,
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__(candidates, horizon, generator=generator)
+        self.unit = RewardUnit.of(reward_scale)
         self.eta = check_positive(eta, "eta")
         self.alpha = check_unit_interval(alpha, "alpha")
         self.beta = check_positive(beta, "beta", allow_zero=True)
@@ -89,7 +94,7 @@ class Exp3Policy(RandomizedPolicy):
     def log_probabilities(self) -> torch.Tensor:
         """``log P_t``, ``Tensor[n]`` (``-inf`` where ``P_t`` is exactly zero)."""
         if self._log_probs is None:
-            log_weights = torch.log_softmax(self.eta * self.cumulative_reward, dim=-1)
+            log_weights = torch.log_softmax(self.eta / self.unit.divisor * self.cumulative_reward, dim=-1)
             if self.alpha == 1.0:
                 self._log_probs = self._log_exploration.clone()
             else:
@@ -99,8 +104,7 @@ class Exp3Policy(RandomizedPolicy):
         return self._log_probs
 
     def _update(self, index: int, reward: float) -> None:
-        probs = self.probabilities()
-        self._add(*self.estimator._estimate(probs, index, reward, self.generator))
+        self._learn(lambda probs, c: self.estimator._estimate(probs, index, reward - c, self.generator), [reward])
 
     def _update_batch(self, indices: torch.Tensor, rewards: torch.Tensor) -> None:
         """``q`` draws of one round: the average of their ``q`` importance-weighted estimates.
@@ -109,18 +113,26 @@ class Exp3Policy(RandomizedPolicy):
         too, with variance down by ``q``); the optimism width depends only on ``P_t`` and is added
         once. An extension beyond the paper, which draws one point per round.
         """
-        probs = self.probabilities()
-        self._add(*self.estimator._estimate_batch(probs, indices, rewards, self.generator))
+        estimate = self.estimator._estimate_batch
+        self._learn(lambda probs, c: estimate(probs, indices, rewards - c, self.generator), rewards.tolist())
 
-    def _add(self, f_hat: torch.Tensor, width: torch.Tensor) -> None:
-        """Commit ``S_t = S_{t−1} + f̂_t + β·w_t`` once the *new* state is checked: ``η·S_t`` finite."""
-        cumulative = self.cumulative_reward + (f_hat + self.beta * width)
-        if not bool(torch.isfinite(cumulative * self.eta).all()):
+    def _learn(self, estimate, rewards: list[float]) -> None:
+        """Commit ``S_t = S_{t−1} + f̂_t + β·s·w_t``, ``f̂_t`` the estimate (``estimate(P_t, c)``) of the rewards less
+        the centre ``c`` of the reward unit ``s`` (:class:`~torch_advbandit.policies.reward_units.RewardUnit`), and
+        the unit once the rewards are seen, all once the *new* state is checked: ``η·S_t/s`` finite. With
+        ``reward_scale="auto"`` nothing is estimated until the unit is known."""
+        unit = self.unit
+        cumulative = self.cumulative_reward
+        if unit.ready:
+            f_hat, width = estimate(self.probabilities(), unit.center)
+            cumulative = cumulative + (f_hat + self.beta * unit.divisor * width)
+        new_unit = unit.seen(rewards)
+        if not bool(torch.isfinite(cumulative * (self.eta / new_unit.divisor)).all()):
             raise ValueError(
                 "reward: the update would make η·S non-finite (rewards beyond what the arithmetic carries, or an "
                 "estimator returning NaN/inf); the policy is unchanged"
             )
-        self.cumulative_reward = cumulative
+        self.cumulative_reward, self.unit = cumulative, new_unit
         self._log_probs = None
 
     def diagnostics(self) -> dict[str, float]:
@@ -131,14 +143,17 @@ class Exp3Policy(RandomizedPolicy):
         return {
             "cumulative_reward": self.cumulative_reward.clone(),
             "exploration_probs": self.exploration_probs.clone(),
+            **self.unit.state(),
         }
 
     def _prepare_state(self, state: dict[str, Any]):
         cumulative = state_tensor(state, "cumulative_reward", self.cumulative_reward)
         exploration = state_tensor(state, "exploration_probs", self.exploration_probs)
         check_probs(exploration, self.n, self.candidates, "state['exploration_probs']")
+        unit = self.unit.from_state(state)
 
         def install() -> None:
+            self.unit = unit
             self.cumulative_reward = cumulative
             self.exploration_probs = exploration
             self._log_exploration = torch.log(exploration)
@@ -195,6 +210,12 @@ class KernelizedExp3(AnytimeEpochs, Exp3Policy):
         alpha: exploration weight ``α ∈ (0, 1]`` (``None``: derived).
         lam: regulariser ``λ > 0`` (``None``: the paper's for the kernel, SE's for other kernels).
         beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``; ``None``: derived).
+        reward_scale: ``s > 0``: the policy learns from ``y_t / s``. Every parameter assumes rewards
+            ``f_t`` of RKHS norm at most ``B = 2``, so ``|f_t(x)| ≤ 2``; choose ``s`` so that the rewards
+            over ``s`` span about that, e.g. a quarter of the rewards' expected range. ``"auto"``: learnt from
+            the rewards seen before each round (centre the midpoint of their range, ``s`` a quarter of it;
+            nothing is learnt until two different rewards are seen), for rewards in any unit
+            (docs/algorithms.rst §3, "Reward units").
         exploration: a name, a ``Tensor[n]`` or a strategy (above).
         estimator: a name or a factory (above).
         lowrank_tolerance: ``"lowrank"`` only: pivoting stops once ``max_x k(x,x) − ‖l(x)‖² ≤`` this.
@@ -236,6 +257,7 @@ class KernelizedExp3(AnytimeEpochs, Exp3Policy):
         estimator: str | EstimatorFactory = "exact",
         lowrank_tolerance: float = 1e-12,
         max_rank: int | None = None,
+        reward_scale: float | str = 1.0,
         generator: torch.Generator | None = None,
     ) -> None:
         candidates = check_candidates(candidates)
@@ -254,6 +276,7 @@ class KernelizedExp3(AnytimeEpochs, Exp3Policy):
             eta=parts["eta"],
             alpha=parts["alpha"],
             beta=parts["beta"],
+            reward_scale=reward_scale,
             generator=generator,
         )
         self.lam = parts["lam"]
