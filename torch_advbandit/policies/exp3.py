@@ -211,8 +211,8 @@ class KernelizedExp3(AnytimeEpochs, Exp3Policy):
         lam: regulariser ``λ > 0`` (``None``: the paper's for the kernel, SE's for other kernels).
         beta: optimism weight ``β ≥ 0`` (theory: ``B·sqrt(λ/T)``; ``None``: derived).
         reward_scale: ``s > 0``: the policy learns from ``y_t / s``. Every parameter assumes rewards
-            ``f_t`` of RKHS norm at most ``B = 2``, so ``|f_t(x)| ≤ 2``; choose ``s`` so that the rewards
-            over ``s`` span about that, e.g. a quarter of the rewards' expected range. ``"auto"``: learnt from
+            ``f_t`` of RKHS norm at most ``B = 2``, so ``|f_t(x)| ≤ 2``: take ``s`` the largest reward magnitude
+            you expect, over 2 (a fixed unit is not centred). ``"auto"``: learnt from
             the rewards seen before each round (centre the midpoint of their range, ``s`` a quarter of it;
             nothing is learnt until two different rewards are seen), for rewards in any unit
             (docs/algorithms.rst §3, "Reward units").
