@@ -580,6 +580,20 @@ CASES = [
         "method must be",
     ),
     (
+        "discretize",
+        "seed and generator both given",
+        lambda: discretize(torch.tensor([[0.0], [1.0]], dtype=DT), 10, "sobol", seed=0, generator=torch.Generator()),
+        ValueError,
+        "seed or generator",
+    ),
+    (
+        "discretize",
+        "generator not a torch.Generator",
+        lambda: discretize(torch.tensor([[0.0], [1.0]], dtype=DT), 10, "sobol", generator=0),
+        TypeError,
+        "generator must be a torch.Generator",
+    ),
+    (
         "TrialConfig",
         "unknown setting, kernel or policy",
         lambda: TrialConfig(7, "se", "uniform", 10, 0),

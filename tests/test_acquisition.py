@@ -162,6 +162,24 @@ def test_discretize_rejects_bad_input():
     assert discretize(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DT), 99).unit.shape == (81, 2)
 
 
+def test_discretize_draws_its_scrambling_from_the_generator_only(device):
+    bounds = torch.tensor([[0.0] * 5, [1.0] * 5], dtype=DT, device=device)
+    torch.manual_seed(1)
+    before = torch.get_rng_state()
+    A = discretize(bounds, 64, generator=torch.Generator().manual_seed(3)).unit
+    assert torch.equal(torch.get_rng_state(), before)  # the global generator is untouched
+    torch.manual_seed(2)
+    B = discretize(bounds, 64, generator=torch.Generator().manual_seed(3)).unit
+    C = discretize(bounds, 64, generator=torch.Generator().manual_seed(4)).unit
+    assert torch.equal(A, B) and not torch.equal(A, C)
+    assert A.shape == (64, 5) and A.device.type == device.type
+    g = torch.Generator().manual_seed(3)
+    seed = int(torch.randint(0, 2**62, (1,), generator=g))
+    assert torch.equal(A, discretize(bounds, 64, seed=seed).unit)  # one integer drawn: the seed
+    with pytest.raises(ValueError, match="seed must be"):
+        discretize(bounds, 64, seed=-1)
+
+
 @pytest.mark.parametrize(
     "cls",
     [KernelizedExp3, partial(KernelizedExp3, estimator="lowrank"), RLSKernelizedExp3],

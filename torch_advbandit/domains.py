@@ -52,6 +52,7 @@ def discretize(
     method: str | None = None,
     *,
     seed: int | None = None,
+    generator: torch.Generator | None = None,
 ) -> Discretization:
     """Finite candidates for the box ``bounds`` (the ε-net of [Iwazaki2026], Sec. 2 remark).
 
@@ -70,6 +71,10 @@ def discretize(
             ``3⁶ = 729`` points; in ``d = 10``, ``n = 3000`` gives the ``2¹⁰`` corners). A
             ``RuntimeWarning`` says when the set returned has another size than ``n``.
         seed: scrambling seed for ``"sobol"``.
+        generator: a ``torch.Generator`` to draw the scrambling seed from, when ``seed`` is not
+            given (one integer is drawn, only for ``"sobol"``). With neither, the scrambling comes
+            from PyTorch's global generator, as ``SobolEngine(seed=None)`` and BoTorch's
+            ``draw_sobol_samples`` do.
 
     Example:
         >>> D = discretize(torch.tensor([[-5.0, 0.0], [10.0, 15.0]], dtype=torch.float64), 400)
@@ -83,6 +88,12 @@ def discretize(
     if not bool((bounds[1] > bounds[0]).all()):
         raise ValueError("bounds must satisfy bounds[0] < bounds[1] in every dimension")
     n = check_int(n, "n", minimum=1)
+    if seed is not None:
+        seed = check_int(seed, "seed", minimum=0)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    if seed is not None and generator is not None:
+        raise ValueError("give seed or generator, not both")
     d = bounds.shape[1]
     m = max(1, math.floor(n ** (1.0 / d) + 1e-9))
     if method is None:
@@ -101,5 +112,7 @@ def discretize(
         axis = torch.linspace(0.0, 1.0, m, **like) if m > 1 else torch.full((1,), 0.5, **like)
         unit = torch.cartesian_prod(*([axis] * d)).reshape(-1, d)
     else:
+        if seed is None and generator is not None:
+            seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
         unit = SobolEngine(d, scramble=True, seed=seed).draw(n, dtype=bounds.dtype).to(bounds.device)
     return Discretization(bounds, unit, unnormalize(unit, bounds))
