@@ -14,13 +14,12 @@ choices are the same in every unit (``tests/test_reward_scale.py``), so it is ru
 from __future__ import annotations
 
 import argparse
-import math
-import statistics
 
 import torch
 
 from torch_advbandit import KernelizedExp3
 from torch_advbandit.experiments.adversarial import TrialConfig, build_environment
+from torch_advbandit.experiments.report import mean_se
 from torch_advbandit.experiments.settings import SETTINGS
 from torch_advbandit.kernels import make_kernel
 
@@ -62,8 +61,7 @@ def main() -> None:
         results = {}
         for unit, scale in runs:
             regrets = [trial(args.setting, kernel_name, s, unit, scale) for s in range(args.seeds)]
-            se = statistics.stdev(regrets) / math.sqrt(len(regrets)) if len(regrets) > 1 else 0.0
-            results[(unit, scale)] = (statistics.mean(regrets), se)
+            results[(unit, scale)] = mean_se(regrets)
             print(kernel_name, unit, scale, results[(unit, scale)], flush=True)
         reference = results[(1.0, 1.0)][0]
         for (unit, scale), (mean, se) in results.items():

@@ -21,7 +21,6 @@ and the fitted noise ``λ`` in the last round (on the outcomes' scale), and the 
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 
@@ -32,6 +31,7 @@ from gpytorch.kernels import MaternKernel, ScaleKernel
 from torch_advbandit import WGPUCB, TimeVaryingGPUCB
 from torch_advbandit.domains import discretize
 from torch_advbandit.experiments.botorch_drift import BoTorchUCB
+from torch_advbandit.experiments.report import mean_se
 
 D, N, DESIGN, NOISE, BETA = 6, 2048, 14, 0.05, 2.0
 
@@ -89,10 +89,10 @@ def main() -> None:
     for method in args.methods:
         rows = [trial(method, X, seed, args.rounds, args.jump, args.q) for seed in range(args.seeds)]
         regrets = [r["regret"] for r in rows]
-        se = statistics.stdev(regrets) / math.sqrt(len(regrets)) if len(regrets) > 1 else 0.0
+        mean, se = mean_se(regrets)
         lams = ", ".join(f"{r['lam']:.3g}" for r in rows)
         lines.append(
-            f"| {method} | {statistics.mean(regrets):.2f} ± {se:.2f} | {', '.join(f'{v:.1f}' for v in regrets)} | "
+            f"| {method} | {mean:.2f} ± {se:.2f} | {', '.join(f'{v:.1f}' for v in regrets)} | "
             f"{', '.join(str(r['kept']) for r in rows)} | {lams} | {statistics.mean(r['seconds'] for r in rows):.2f} |"
         )
         print(lines[-1], flush=True)
