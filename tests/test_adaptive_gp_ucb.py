@@ -317,6 +317,29 @@ def test_fits_start_from_botorch_initial_noise():
     assert fitted_lambda(ours) == pytest.approx(float(vanilla.likelihood.noise) * float(Y.var()), rel=1e-9)
 
 
+def test_discounted_gp_without_lam_starts_and_fits_as_vanilla_botorch():
+    """``lam=None``: BoTorch's initial noise; with ``η = 1``, fitted, on BoTorch's kernel, vanilla BoTorch's
+    fitted ``SingleTaskGP`` (same posterior); with ``η < 1`` the same start, on the weighted scale."""
+    from botorch.models import SingleTaskGP
+    from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
+
+    from torch_advbandit.weighted_likelihood import INITIAL_LAMBDA
+
+    X, Y = data()
+    Y = 3.0 * Y + 1.0  # not already standardised
+    vanilla = SingleTaskGP(X, Y)
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(vanilla.likelihood, vanilla))
+    kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(DT)
+    ours = discounted_gp(X, Y, kernel, discount=1.0, fit=True)
+    test = torch.rand(9, 2, dtype=DT, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        a, b = vanilla.eval().posterior(test), ours.posterior(test)
+    assert torch.allclose(a.mean, b.mean, atol=1e-8) and torch.allclose(a.variance, b.variance, atol=1e-8)
+    unfitted = discounted_gp(X, Y, kernel, discount=0.8, standardize=True)
+    assert float(unfitted.likelihood.lam) == pytest.approx(INITIAL_LAMBDA, rel=1e-12)
+    assert float(discounted_gp(X, Y, kernel, discount=0.8).likelihood.lam) == pytest.approx(INITIAL_LAMBDA)
+
+
 def test_the_automatic_memory_on_a_stationary_benchmark_case_is_vanilla_botorch_round_for_round():
     """The drifting benchmark's stationary Branin (its fourth seed, 2048 candidates): the memory stays at ``η = 1`` and
     every fit starts where BoTorch's does, so the choices are vanilla BoTorch's. (With each fit started from the

@@ -68,7 +68,7 @@ def discounted_gp(
     kernel: Kernel,
     *,
     discount: float,
-    lam: float,
+    lam: float | None = None,
     ages: torch.Tensor | None = None,
     fit: bool = False,
     standardize: bool | None = None,
@@ -99,10 +99,14 @@ def discounted_gp(
         train_Y: ``Tensor[t, 1]``.
         kernel: GPyTorch kernel (copied; the caller's is never changed).
         discount: ``η ∈ (0, 1]``.
-        lam: ``λ > 0``, the noise variance of the newest observation, in ``train_Y``'s units.
+        lam: ``λ > 0``, the noise variance of the newest observation, in ``train_Y``'s units; ``None``
+            (default): BoTorch's initial inferred noise on the model's scale,
+            :data:`~torch_advbandit.weighted_likelihood.INITIAL_LAMBDA`, where a new ``SingleTaskGP``
+            starts (with ``fit``, the start the drifting benchmark's fits use).
         ages: optional ``Tensor[t]`` of ages ``t − s`` (default ``t−1, …, 1, 0``).
         fit: fit the kernel's hyperparameters and ``λ`` by maximum weighted marginal likelihood
-            with BoTorch's ``fit_gpytorch_mll`` (``λ`` starts at ``lam``).
+            with BoTorch's ``fit_gpytorch_mll`` (``λ`` starts at ``lam``). With ``discount = 1``,
+            ``lam=None`` and BoTorch's default kernel this is vanilla BoTorch's fitted ``SingleTaskGP``.
         standardize: standardise the outcomes with the age-weighted mean and standard deviation
             (:class:`~torch_advbandit.weighted_likelihood.WeightedStandardize`; posteriors are
             reported on ``train_Y``'s scale); default: ``fit``.
@@ -134,7 +138,7 @@ def discounted_gp(
     if not bool(torch.isfinite(train_X).all() & torch.isfinite(train_Y).all()):
         raise ValueError("train_X and train_Y must be finite")
     discount = check_unit_interval(discount, "discount")
-    lam = check_positive(lam, "lam")
+    lam = None if lam is None else check_positive(lam, "lam")
     for name, flag in (("fit", fit), ("standardize", standardize)):
         if flag is not None and not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
