@@ -140,6 +140,13 @@ def check_probs(
     return probs.to(like.dtype)
 
 
+def check_generator_type(generator: object) -> torch.Generator:
+    """Return ``generator`` after checking it is a ``torch.Generator`` (on any device)."""
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return generator
+
+
 def check_generator(generator: object, device: torch.device) -> torch.Generator:
     """Return a ``torch.Generator`` on ``device``.
 
@@ -149,8 +156,7 @@ def check_generator(generator: object, device: torch.device) -> torch.Generator:
     if generator is None:
         seed = int(torch.randint(0, 2**62, (1,), device="cpu").item())  # the global (CPU) RNG
         return torch.Generator(device=device).manual_seed(seed)
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    check_generator_type(generator)
     if torch.device(generator.device).type != torch.device(device).type:
         raise ValueError(
             f"generator is on {generator.device} but candidates are on {device}; "

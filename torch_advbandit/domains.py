@@ -10,7 +10,7 @@ import torch
 from botorch.utils.transforms import normalize, unnormalize
 from torch.quasirandom import SobolEngine
 
-from ._validation import check_int
+from ._validation import check_generator_type, check_int
 
 METHODS = ("grid", "sobol")
 
@@ -90,8 +90,8 @@ def discretize(
     n = check_int(n, "n", minimum=1)
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    if generator is not None:
+        check_generator_type(generator)
     if seed is not None and generator is not None:
         raise ValueError("give seed or generator, not both")
     d = bounds.shape[1]

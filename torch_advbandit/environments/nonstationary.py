@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_generator, check_int, check_real
+from .._validation import check_generator, check_generator_type, check_int, check_real
 from ..kernels import kernel_matrix, make_kernel, prepare_kernel
 from .base import Environment
 
@@ -93,9 +93,7 @@ class FunctionSequenceEnvironment(Environment):
 
 def _generator_device(generator: object) -> torch.device:
     """The scenarios live on their generator's device (a CUDA generator gives a CUDA grid)."""
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    return torch.device(generator.device)
+    return torch.device(check_generator_type(generator).device)
 
 
 def abrupt_environment(
