@@ -11,6 +11,7 @@ standard deviation 0.05, reflected ``x → 1 − x`` from round ``--jump`` on. E
 - ``botorch``: vanilla BoTorch, a ``SingleTaskGP`` with its defaults fitted every round, ``qUpperConfidenceBound``
   (the drifting benchmark's ``botorch_ucb``);
 - ``wgp_auto``: ``WGPUCB(discount="auto", fit_hyperparameters=True)`` on ``ScaleKernel(MaternKernel(2.5, ARD))``;
+- ``wgp_auto_tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio);
 - ``tv_changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on the same kernel.
 
 Reported per method: the dynamic regret over the rounds (mean ± s.e. over the seeds), the rounds after the
@@ -41,8 +42,12 @@ def make(method: str, X: torch.Tensor, seed: int):
     kernel = ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=D)).to(X.dtype)
     if method == "botorch":
         return BoTorchUCB(X, None, beta=BETA, generator=generator)
-    if method == "wgp_auto":
-        return WGPUCB(X, kernel, None, discount="auto", fit_hyperparameters=True, beta=BETA, generator=generator)
+    if method in ("wgp_auto", "wgp_auto_tested"):
+        level = 0.01 if method == "wgp_auto_tested" else None
+        return WGPUCB(
+            X, kernel, None, discount="auto", fit_hyperparameters=True, significance=level, beta=BETA,
+            generator=generator,
+        )  # fmt: skip
     return TimeVaryingGPUCB(X, kernel, None, significance=0.01, change_points=True, beta=BETA, generator=generator)
 
 
@@ -77,7 +82,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--jump", type=int, default=20)
     parser.add_argument("--q", type=int, default=2)
-    parser.add_argument("--methods", nargs="+", default=["botorch", "wgp_auto", "tv_changes"])
+    parser.add_argument("--methods", nargs="+", default=["botorch", "wgp_auto", "wgp_auto_tested", "tv_changes"])
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     X = discretize(torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.float64), N, seed=0).unit

@@ -1,5 +1,5 @@
-"""A standard BoTorch loop on Branin whose optimum jumps: vanilla UCB against the discounted and the
-automatic forgetting of this package.
+"""A standard BoTorch loop on Branin whose optimum jumps: vanilla UCB against the discounted, the automatic and
+the tested forgetting of this package.
 
     python examples/drifting_branin.py [--rounds 150] [--seeds 3] [--methods ...] [--out results/drifting_branin]
 
@@ -19,6 +19,8 @@ the same width (BoTorch's ``beta = 4``). Methods (``--methods``, all by default)
   kernel, fitted by maximum weighted marginal likelihood) in place of the ``SingleTaskGP``;
 * ``auto``: the ask/tell policy ``WGPUCB(discount="auto", fit_hyperparameters=True)`` on BoTorch's kernel
   (the memory chosen each round from the data);
+* ``tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio; where
+  it passes, the memory keeps every row since it);
 * ``changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on BoTorch's kernel (a forgetting
   rate and a change at an unknown round, each tested against none).
 
@@ -53,7 +55,7 @@ from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import discounted_gp
 
 NOISE = 0.05
-METHODS = ("vanilla", "discounted", "fitted", "auto", "changes")
+METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "changes")
 BRANIN = Branin(bounds=[(-9.0, 14.0), (0.0, 15.0)])  # room for the shift of ±4 along x₁
 
 
@@ -74,11 +76,16 @@ def vanilla_acqf(train_U: torch.Tensor, train_Y: torch.Tensor) -> UpperConfidenc
 
 
 def policy_for(method: str, unit: torch.Tensor, seed: int):
-    """The ask/tell policies (``auto``, ``changes``) on the grid, BoTorch's kernel, ``β = 2``, no horizon."""
+    """The ask/tell policies (``auto``, ``tested``, ``changes``) on the grid, BoTorch's kernel, ``β = 2``, no
+    horizon."""
     kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(unit.dtype)
     gen = torch.Generator().manual_seed(10_000 + seed)
-    if method == "auto":
-        return WGPUCB(unit, kernel, None, discount="auto", lam=0.1, beta=2.0, fit_hyperparameters=True, generator=gen)
+    if method in ("auto", "tested"):
+        level = 0.01 if method == "tested" else None
+        return WGPUCB(
+            unit, kernel, None, discount="auto", lam=0.1, beta=2.0, fit_hyperparameters=True, significance=level,
+            generator=gen,
+        )  # fmt: skip
     return TimeVaryingGPUCB(unit, kernel, None, beta=2.0, significance=0.01, change_points=True, generator=gen)
 
 
@@ -93,7 +100,7 @@ def run(method: str, horizon: int, seed: int, bar) -> list[float]:
     train_U = domain.unit[first]
     train_Y = torch.stack([objective(domain.points[first], t, horizon) for t in range(2)]).diagonal().unsqueeze(-1)
     train_Y = train_Y + NOISE * torch.randn(train_Y.shape, generator=gen, dtype=train_Y.dtype)
-    policy = policy_for(method, domain.unit, seed) if method in ("auto", "changes") else None
+    policy = policy_for(method, domain.unit, seed) if method in ("auto", "tested", "changes") else None
     if policy is not None:
         policy.observe(train_U, train_Y)  # the initial design, before the first ask
     regret, total = [], 0.0
@@ -162,7 +169,7 @@ def main() -> None:
         ax.fill_between(t, mean - se, mean + se, color=line.get_color(), alpha=0.25)
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative dynamic regret")
-    ax.set_title("Branin with a drifting optimum")
+    ax.set_title("Branin whose optimum jumps at T/3 and 2T/3")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -354,6 +354,27 @@ CASES = [
         "discount must be a number in \\(0, 1\\] or 'auto'",
     ),
     (
+        "WGPUCB",
+        "significance outside (0, 0.5)",
+        lambda: WGPUCB(X, K, 10, discount="auto", fit_hyperparameters=True, significance=0),
+        ValueError,
+        "significance must be a number in \\(0, 0.5\\) or None",
+    ),
+    (
+        "WGPUCB",
+        "significance with a fixed discount",
+        lambda: WGPUCB(X, K, 10, discount=0.9, fit_hyperparameters=True, significance=0.01),
+        ValueError,
+        "significance tests a change for discount='auto' with fit_hyperparameters=True",
+    ),
+    (
+        "WGPUCB",
+        "significance without fitted hyperparameters",
+        lambda: WGPUCB(X, K, 10, discount="auto", significance=0.01),
+        ValueError,
+        "significance tests a change for discount='auto' with fit_hyperparameters=True",
+    ),
+    (
         "TimeVaryingGPUCB",
         "epsilon outside (0, 1)",
         lambda: TimeVaryingGPUCB(X, K, 10, epsilon=1.0),

@@ -39,6 +39,19 @@ FACTORIES = {
     "wgp_ucb_adaptive": lambda X, k, g, T: WGPUCB(
         X, k, T, discount="auto", lam=0.05, fit_hyperparameters=True, fit_every=3, beta=2.0, generator=g
     ),
+    # the same with a change at an unknown round tested at level 0.01 on every observation
+    "wgp_ucb_tested": lambda X, k, g, T: WGPUCB(
+        X,
+        k,
+        T,
+        discount="auto",
+        lam=0.05,
+        fit_hyperparameters=True,
+        fit_every=3,
+        significance=0.01,
+        beta=2.0,
+        generator=g,
+    ),
     "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
     "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
     "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),

@@ -193,3 +193,15 @@ def test_binary_segmentation_finds_the_newest_of_two_changes():
     result = detect_change(policy, policy._gp(math.inf), 0.01)
     assert result.since == 22 and result.p_value < 1e-6
     assert result.model.train_inputs[0].shape[0] == 8  # the model of the last segment alone
+
+
+def test_the_change_point_test_follows_the_candidates_device(device):
+    """The test's tensors (the segments' Gram matrices, the splits) follow the candidates' device: on CUDA, and on
+    the CPU under the device audit."""
+    X = torch.linspace(0, 1, 30, dtype=DT, device=device).unsqueeze(-1)
+    policy = TimeVaryingGPUCB(X, RBFKernel().to(DT), 20, warmup=3, significance=0.01, change_points=True,
+                              beta=2.0, generator=torch.Generator(device=device).manual_seed(0))  # fmt: skip
+    for t, i in enumerate([3, 20, 11, 27, 6, 9, 24, 15, 18, 0, 29, 13, 22, 4]):
+        policy.observe(X[[i]], (1.0 if t < 6 else -1.0) * torch.sin(6 * X[[i]]) + 0.5)
+    model = policy.model()
+    assert policy.diagnostics()["since"] > 0 and model.posterior(X).mean.device == X.device

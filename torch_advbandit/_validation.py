@@ -94,6 +94,13 @@ def check_unit_interval(value: object, name: str) -> float:
     return value
 
 
+def check_significance(value: object) -> float | None:
+    """Return ``significance`` (a test's level) after checking it is ``None`` or a number in ``(0, 0.5)``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5):
+        raise ValueError(f"significance must be a number in (0, 0.5) or None, got {value!r}")
+    return value
+
+
 def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
     """Return ``value`` as an int after checking it is an integer (and ≥ ``minimum``)."""
     if isinstance(value, torch.Tensor):

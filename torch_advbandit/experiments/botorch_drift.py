@@ -10,7 +10,8 @@ after an initial design of ``2(d + 1)`` candidates observed at ``f_0``. Scenario
 scale). Every method runs ``optimize_acqf_discrete`` on the candidates with UCB at the same ``β``.
 Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted with
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
-hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``),
+hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``), ``wgp_auto_tested`` (the
+same with changes tested at level 0.01, ``significance=0.01``),
 ``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
 ``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);
 ``tv_tested``, the same with the fitted rate used only where a likelihood-ratio test at level 0.01 rejects
@@ -50,6 +51,7 @@ DRIFT_SCENARIOS = ("abrupt", "drift", "stationary")
 BOTORCH_METHODS = {
     "botorch_ucb": "BoTorch SingleTaskGP + UCB (refit each round)",
     "wgp_auto_fitted": 'WGP-UCB, discount="auto", fitted',
+    "wgp_auto_tested": 'WGP-UCB, discount="auto", fitted, changes tested',
     "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
     "restart_fitted": "R-GP-UCB, H = 20, fitted",
@@ -179,6 +181,8 @@ def make_method(
     common = dict(lam=0.1, beta=BETA, fit_hyperparameters=True, generator=generator)
     if name == "wgp_auto_fitted":
         return WGPUCB(candidates, kernel, horizon, discount="auto", **common)
+    if name == "wgp_auto_tested":
+        return WGPUCB(candidates, kernel, horizon, discount="auto", significance=0.01, **common)
     if name == "wgp_fixed_fitted":
         return WGPUCB(candidates, kernel, horizon, discount=0.9, **common)
     if name == "sw_fitted":

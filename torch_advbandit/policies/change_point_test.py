@@ -122,7 +122,8 @@ def _gram(Z: torch.Tensor, z: torch.Tensor, gp) -> tuple[torch.Tensor, torch.Ten
     """``(z − m(Z), K(Z, Z) + σ²I)`` under ``gp``'s fitted mean, kernel and noise."""
     with torch.no_grad():
         residual = z - gp.mean_module(Z)
-        K = gp.covar_module(Z).to_dense() + gp.likelihood.noise.reshape(-1)[:1] * torch.eye(len(z), dtype=z.dtype)
+        eye = torch.eye(len(z), dtype=z.dtype, device=z.device)
+        K = gp.covar_module(Z).to_dense() + gp.likelihood.noise.reshape(-1)[:1] * eye
     return residual, K
 
 
@@ -138,10 +139,13 @@ def _segment_scores(residual: torch.Tensor, K: torch.Tensor, candidates: list[in
     return [log_density(slice(0, s) if prefix else slice(s, None)) for s in candidates]
 
 
-def detect_change(policy, null, level: float, log_null: float | None = None) -> ChangePointTest:
-    """The change-point test of ``policy`` (a :class:`~torch_advbandit.TimeVaryingGPUCB`) against ``null``, its
-    stationary model of every row, at level ``level`` (module docstring); ``log_null``: ``null``'s log-likelihood
-    where the caller has it already.
+def detect_change(
+    policy, null, level: float, log_null: float | None = None, *, model_after: bool = True
+) -> ChangePointTest:
+    """The change-point test of ``policy`` (a :class:`~torch_advbandit.TimeVaryingGPUCB`, or the rows of a GP-UCB
+    policy: :mod:`~torch_advbandit.policies.tested_change`) against ``null``, its stationary model of every row, at
+    level ``level`` (module docstring); ``log_null``: ``null``'s log-likelihood where the caller has it already.
+    ``model_after=False``: only ``since`` is wanted (``model`` is then the test's own segment model).
 
     Example:
         >>> from torch_advbandit import TimeVaryingGPUCB
@@ -189,7 +193,7 @@ def detect_change(policy, null, level: float, log_null: float | None = None) -> 
             break
         model, start, log_parent, before_change = after, start + split, log_after, before
     statistic, p_value = first if first is not None else (float("nan"), 1.0)
-    if start:  # the rows since the change: their own standardisation, the kernel fitted before the change as the start
+    if start and model_after:  # the rows since: their own standardisation, the kernel fitted before as the start
         model = policy._gp(math.inf, rows=slice(start, None), kernel_from=before_change)
     return ChangePointTest(model, start, statistic, p_value)
 

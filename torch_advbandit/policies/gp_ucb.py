@@ -16,7 +16,7 @@ import math
 import torch
 from gpytorch.kernels import Kernel
 
-from .._validation import check_int, check_positive, check_unit_interval, check_width
+from .._validation import check_int, check_positive, check_significance, check_unit_interval, check_width
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
 from ..discount_selection import AUTO_DISCOUNTS, NewRow, change_point_stats, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
@@ -28,6 +28,7 @@ from .asks import AnyRowsMixin
 from .base import Policy
 from .change_points import ChangePoints
 from .gp_ucb_state import GPUCBStateMixin
+from .tested_change import accepted_change
 
 
 class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
@@ -61,6 +62,10 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             is the noise until the first fit), and costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at
             ``t = 100``).
         fit_every: observations between fits (``≥ 1``).
+        significance: with ``discount="auto"`` and ``fit_hyperparameters=True``, the level ``α ∈ (0, 0.5)`` of a
+            likelihood-ratio test, on every observation, of a change at an unknown round
+            (:mod:`~torch_advbandit.policies.tested_change`): where it passes, the model keeps every row since the
+            newest accepted change. ``None`` (default): the memory competition alone.
         standardize: model the outcomes standardised by their age-weighted mean and standard
             deviation (the UCB's argmax is on the user's scale); default: ``fit_hyperparameters``.
         beta: fixed ``β`` (overrides the theory value); ``None`` for the theory value. With
@@ -93,6 +98,7 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         discount: float | str = 1.0,
         fit_hyperparameters: bool = False,
         fit_every: int = 1,
+        significance: float | None = None,
         standardize: bool | None = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
@@ -116,6 +122,9 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         self.fit_hyperparameters = fit_hyperparameters
         self.fit_every = check_int(fit_every, "fit_every", minimum=1)
+        self.significance = check_significance(significance)
+        if significance is not None and not (self.auto_discount and fit_hyperparameters):
+            raise ValueError("significance tests a change for discount='auto' with fit_hyperparameters=True")
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
         self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
@@ -252,6 +261,9 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
                     scores, calibration, points, row, fitted=self.fit_hyperparameters, opens=r == 0
                 )
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
+            if r == last and self.significance is not None:  # once a batch: a tested change overrides an earlier memory
+                tested = self._tested_since(train_X, rewards, points.scored)
+                discount, since = (1.0, tested) if tested > since else (discount, since)
             fitted = self._fit_due(train_X, rewards, discount, since, m0) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
@@ -261,6 +273,13 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         self.kernel, self.lam, self.kernel_scale, self.mean_constant = kernel, lam, scale, constant
         self.discount, self.discount_scores, self.discount_calibration = discount, scores, calibration
         self.change_points, self.since = points, since
+
+    def _tested_since(self, train_X, rewards, scored: int) -> int:
+        """The first row since the newest change accepted at ``significance`` (0: none); the rows not scored by
+        the competition (``m − scored``, the initial design) are never split."""
+        m = train_X.shape[0]
+        seed = fit_seed(self.generator, m)
+        return accepted_change(train_X, rewards, m - scored, self._initial_kernel, self.significance, seed)
 
     def _fit_due(self, train_X, rewards, discount, since, m0):
         """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of

@@ -12,12 +12,13 @@ from __future__ import annotations
 import copy
 import math
 import warnings
+from statistics import NormalDist
 
 import torch
 from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
-from .._validation import check_int, check_positive, check_width
+from .._validation import check_int, check_positive, check_significance, check_width
 from ..confidence import ConfidenceSettings
 from ..fitting import fit_seed, seeded_fit
 from ..models import frozen_kernel
@@ -119,10 +120,7 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
             raise ValueError(f"epsilon must be a number in (0, 1) or 'fit', got {epsilon!r}")
         self.epsilon = epsilon
         self.warmup = check_int(warmup, "warmup", minimum=0)
-        if significance is not None and (
-            isinstance(significance, bool) or not isinstance(significance, (int, float)) or not 0 < significance < 0.5
-        ):
-            raise ValueError(f"significance must be a number in (0, 0.5) or None, got {significance!r}")
+        check_significance(significance)
         if significance is not None and epsilon != "fit":
             raise ValueError(f"significance tests a fitted ε: it needs epsilon='fit', got epsilon={epsilon!r}")
         self.significance = significance
@@ -279,7 +277,7 @@ def critical_value(level: float) -> float:
         >>> round(critical_value(0.05), 3)  # the 0.9 quantile of χ²₁
         2.706
     """
-    return float(torch.special.ndtri(torch.tensor(1.0 - level, dtype=torch.float64))) ** 2
+    return NormalDist().inv_cdf(1.0 - level) ** 2  # a host scalar: no tensor on the candidates' device
 
 
 def _noise(gp) -> float:

@@ -1,0 +1,102 @@
+"""``WGPUCB(discount="auto", fit_hyperparameters=True, significance=α)``: the automatic memory with a change
+at an unknown round tested by likelihood ratio (torch_advbandit/policies/tested_change.py)."""
+
+import pytest
+import torch
+
+from torch_advbandit import WGPUCB
+from torch_advbandit.kernels import make_kernel
+from torch_advbandit.policies import tested_change
+from torch_advbandit.policies.change_point_test import split_candidates
+from torch_advbandit.policies.change_points import WARMUP
+
+DT = torch.float64
+X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
+
+
+def policy(significance=0.01, seed=0):
+    return WGPUCB(
+        X, make_kernel("se", 1, 0.3), None, discount="auto", lam=0.01, beta=2.0, fit_hyperparameters=True,
+        significance=significance, generator=torch.Generator().manual_seed(seed),
+    )  # fmt: skip
+
+
+def observe_rows(p, rows, sign_from, noise_seed=1):
+    """A design of two rows, then one row at a time: ``sin(6x)`` until the ``sign_from``-th lone row, ``−sin(6x)``
+    from it on (``sign_from=None``: never), with noise 0.05."""
+    g = torch.Generator().manual_seed(noise_seed)
+    idx = torch.randint(60, (2 + rows,), generator=g)
+    sign = torch.ones(2 + rows, dtype=DT)
+    if sign_from is not None:
+        sign[2 + sign_from :] = -1.0
+    Y = sign * torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(2 + rows, generator=g, dtype=DT)
+    p.observe(X[idx[:2]], Y[:2].unsqueeze(-1))
+    for i in range(2, 2 + rows):
+        p.observe(X[idx[i : i + 1]], Y[i : i + 1].unsqueeze(-1))
+
+
+def test_a_sign_flip_is_found_by_the_test_and_the_model_keeps_the_rows_since():
+    p = policy()
+    observe_rows(p, 36, sign_from=25)
+    assert 27 <= p.since <= 29  # the first changed row is row 27 (2 design rows + 25)
+    assert p.discount == 1.0 and p.diagnostics()["since"] == p.since
+    assert p.model().train_inputs[0].shape[0] == 38 - p.since
+    assert p.lam < 0.01  # the noise fitted on the rows since: the true variance is 0.0025
+    plain = policy(significance=None)  # the competition alone keeps every row and explains the flip as noise
+    observe_rows(plain, 36, sign_from=25)
+    assert plain.since == 0 and plain.lam > 0.05
+
+
+def test_without_a_change_the_test_changes_nothing():
+    """Stationary: the test never passes, so every choice is the competition's alone."""
+    tested, plain = policy(), policy(significance=None)
+    f = lambda i: float(torch.sin(6 * X[i, 0]))  # noqa: E731
+    design = torch.tensor([5, 40])
+    for p in (tested, plain):
+        p.observe(X[design], torch.sin(6 * X[design]))
+    for _ in range(25):
+        i, j = tested.select(), plain.select()
+        assert i == j
+        tested.update(i, f(i))
+        plain.update(j, f(j))
+        assert tested.since == plain.since == 0
+
+
+def test_the_initial_design_is_never_split():
+    rows = tested_change._Rows(torch.rand(20, 1, dtype=DT), torch.rand(20, dtype=DT), 6, make_kernel("se", 1), 0)
+    assert rows.row_rounds.tolist() == [0] * 6 + list(range(1, 15))
+    assert split_candidates(rows.row_rounds, 0, rows.warmup) == list(range(6 + WARMUP, 19))
+
+
+def test_the_segments_are_botorch_models_fitted_from_the_policy_kernel():
+    """The test's models are ``SingleTaskGP`` with ``Standardize`` fitted from BoTorch's start: the null model's
+    likelihood is that of a vanilla model fitted under the same seed."""
+    from botorch.models import SingleTaskGP
+
+    from torch_advbandit.fitting import seeded_fit
+    from torch_advbandit.policies.change_point_test import _log_likelihood
+
+    g = torch.Generator().manual_seed(3)
+    Xr = torch.rand(15, 2, dtype=DT, generator=g)
+    Y = torch.sin(5 * Xr.sum(-1)) + 0.05 * torch.randn(15, generator=g, dtype=DT)
+    rows = tested_change._Rows(Xr, Y, 2, make_kernel("matern52", 2), 7)
+    vanilla = SingleTaskGP(Xr, Y.unsqueeze(-1), covar_module=make_kernel("matern52", 2).double().requires_grad_(True))
+    seeded_fit(vanilla, 7)
+    assert _log_likelihood(rows._gp()) == pytest.approx(_log_likelihood(vanilla), rel=1e-8)
+
+
+def test_a_failing_test_leaves_the_policy_unchanged(monkeypatch):
+    p = policy()
+    observe_rows(p, 14, sign_from=None)
+    before = p.state_dict()
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("test failed")
+
+    monkeypatch.setattr(tested_change, "detect_change", boom)
+    with pytest.raises(RuntimeError, match="test failed"):
+        p.observe(X[3:4], torch.zeros(1, 1, dtype=DT))
+    after = p.state_dict()
+    assert after.keys() == before.keys()
+    for k, v in before.items():
+        assert torch.equal(v, after[k]) if isinstance(v, torch.Tensor) else v == after[k] or k == "kernel_state"

@@ -1,0 +1,87 @@
+"""A tested change point for ``discount="auto"`` (``significance``; docs/algorithms.rst §8).
+
+The change points of the automatic memory compete by one-step-ahead prediction under the hyperparameters fitted
+to the memory in use. Where the objective shifts only in part (Branin moved by a quarter of its box), keeping
+every row and fitting a larger noise predicts the new rows about as well as forgetting, and the memory keeps every
+row. The likelihood-ratio test of :class:`~torch_advbandit.TimeVaryingGPUCB`
+(:func:`~torch_advbandit.policies.change_point_test.detect_change`) fits both explanations: two independent
+``SingleTaskGP`` on the rows before and since a split, against one on every row, Bonferroni-corrected over the
+splits. With ``significance=α`` the GP-UCB policy runs it on every observation (once per batch) and, where it
+passes, keeps every row since the newest change it accepts (``η = 1`` on those rows) unless the competition chose
+a later change. Splits fall after the initial design (the rows observed together before any other) and
+:data:`~torch_advbandit.policies.change_points.WARMUP` further rows, and leave at least
+:data:`~torch_advbandit.policies.change_point_test.MIN_AFTER` rows after them. Cost: the test's two to ten fits of
+``SingleTaskGP`` on the rows (a stationary objective: two or three).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from botorch.exceptions import ModelFittingError
+from gpytorch.kernels import Kernel
+
+from ..fitting import seeded_fit
+from ..models import trainable_kernel
+from .change_point_test import _log_likelihood, detect_change
+from .change_points import WARMUP
+
+
+class _Rows:
+    """The rows of a GP-UCB policy as :func:`~torch_advbandit.policies.change_point_test.detect_change` reads
+    them: ``row_rounds`` (the first ``design`` rows share round 0, every later row has a round of its own),
+    ``warmup`` and ``_gp``, a fitted ``SingleTaskGP`` with ``kernel`` on some of the rows."""
+
+    def __init__(self, X: torch.Tensor, Y: torch.Tensor, design: int, kernel: Kernel, seed: int) -> None:
+        m = Y.numel()
+        later = torch.arange(1, m - design + 1, device=X.device)
+        self.row_rounds = torch.cat([torch.zeros(design, dtype=torch.long, device=X.device), later])
+        self.warmup, self.X, self.Y, self.kernel, self.seed = WARMUP + 1, X, Y.unsqueeze(-1), kernel, seed
+
+    def _gp(self, start: float = math.inf, start_from=None, rows: slice = slice(None), scale=None, kernel_from=None):
+        """A ``SingleTaskGP`` on ``rows`` (``start`` and ``kernel_from`` are the time kernel's of
+        :class:`~torch_advbandit.TimeVaryingGPUCB`; none here), outcomes standardised by its own ``Standardize``
+        or by the fixed transform ``scale``, fitted from the policy's kernel and BoTorch's initial noise or from
+        ``start_from``; in eval mode."""
+        import copy
+
+        from botorch.models import SingleTaskGP
+        from botorch.models.transforms import Standardize
+
+        X, Y, covar = self.X[rows], self.Y[rows], trainable_kernel(self.kernel, self.X)
+        if scale is not None:  # a frozen copy of the fitted transform: every model of the test scores the same numbers
+            scale = copy.deepcopy(scale).eval()
+            gp = SingleTaskGP(X, scale(Y)[0], covar_module=covar, outcome_transform=None)
+            gp.outcome_transform = scale
+        else:
+            gp = SingleTaskGP(X, Y, covar_module=covar, outcome_transform=Standardize(m=1))
+        if start_from is not None:
+            gp.load_state_dict(start_from.state_dict())
+        if X.shape[0] >= 2:
+            try:
+                seeded_fit(gp, self.seed)
+            except ModelFittingError as exc:
+                message = f"change test: fit failed ({exc}); using the initial hyperparameters"
+                warnings.warn(message, RuntimeWarning, stacklevel=4)
+        gp.requires_grad_(False)
+        return gp.eval()
+
+
+def accepted_change(X: torch.Tensor, Y: torch.Tensor, design: int, kernel: Kernel, level: float, seed: int) -> int:
+    """The first row since the newest change that the likelihood-ratio test accepts at ``level`` among the rows
+    ``(X, Y)`` (``Tensor[m, d]``, ``Tensor[m]``, in time order, the first ``design`` observed together); 0 when
+    none is accepted. ``kernel`` starts every fit (with BoTorch's initial noise); BoTorch's restarts draw under
+    ``seed``.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(40, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        >>> Y = torch.sin(6 * X[:, 0]) * torch.where(torch.arange(40) < 25, 1.0, -1.0).double()
+        >>> accepted_change(X, Y, 2, make_kernel("se", 1, 0.3), 0.01, 0)
+        25
+    """
+    rows = _Rows(X, Y, design, kernel, seed)
+    null = rows._gp()
+    return detect_change(rows, null, level, _log_likelihood(null), model_after=False).since
