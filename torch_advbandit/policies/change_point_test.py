@@ -205,6 +205,31 @@ def _segment(policy, null, start: int, stop: int | None, start_from=None):
     return policy._gp(math.inf, start_from=start_from, rows=slice(start, stop), scale=null.outcome_transform)
 
 
+def scaled_gp(X: torch.Tensor, Y: torch.Tensor, covar, scale):
+    """A ``SingleTaskGP`` on ``(X, Y)`` (``Tensor[m, k]``, ``Tensor[m, 1]``) whose outcomes are standardised by a
+    frozen copy of the fitted outcome transform ``scale`` (BoTorch would retrain a ``Standardize``): every model of
+    the test scores the same numbers, and posteriors are on the outcomes' scale.
+
+    Example:
+        >>> from botorch.models.transforms import Standardize
+        >>> from gpytorch.kernels import RBFKernel
+        >>> X, Y = torch.rand(5, 1, dtype=torch.float64), torch.rand(5, 1, dtype=torch.float64)
+        >>> scale = Standardize(m=1)
+        >>> _ = scale(Y)
+        >>> gp = scaled_gp(X[:3], Y[:3], RBFKernel().double(), scale)
+        >>> bool(torch.allclose(gp.train_targets, ((Y[:3] - Y.mean()) / Y.std()).squeeze(-1)))
+        True
+    """
+    import copy
+
+    from botorch.models import SingleTaskGP
+
+    scale = copy.deepcopy(scale).eval()
+    gp = SingleTaskGP(X, scale(Y)[0], covar_module=covar, outcome_transform=None)
+    gp.outcome_transform = scale
+    return gp
+
+
 def _chi2_sf(statistic: float, dof: int) -> float:
     """``P(χ²_dof > statistic)``."""
     from scipy.stats import chi2

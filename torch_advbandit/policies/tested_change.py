@@ -17,15 +17,13 @@ a later change. Splits fall after the initial design (the rows observed together
 from __future__ import annotations
 
 import math
-import warnings
 
 import torch
-from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
-from ..fitting import seeded_fit
+from ..fitting import fit_or_keep_start
 from ..models import trainable_kernel
-from .change_point_test import _log_likelihood, detect_change
+from .change_point_test import _log_likelihood, detect_change, scaled_gp
 from .change_points import WARMUP
 
 
@@ -45,26 +43,18 @@ class _Rows:
         :class:`~torch_advbandit.TimeVaryingGPUCB`; none here), outcomes standardised by its own ``Standardize``
         or by the fixed transform ``scale``, fitted from the policy's kernel and BoTorch's initial noise or from
         ``start_from``; in eval mode."""
-        import copy
-
         from botorch.models import SingleTaskGP
         from botorch.models.transforms import Standardize
 
         X, Y, covar = self.X[rows], self.Y[rows], trainable_kernel(self.kernel, self.X)
-        if scale is not None:  # a frozen copy of the fitted transform: every model of the test scores the same numbers
-            scale = copy.deepcopy(scale).eval()
-            gp = SingleTaskGP(X, scale(Y)[0], covar_module=covar, outcome_transform=None)
-            gp.outcome_transform = scale
+        if scale is not None:
+            gp = scaled_gp(X, Y, covar, scale)
         else:
             gp = SingleTaskGP(X, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         if start_from is not None:
             gp.load_state_dict(start_from.state_dict())
         if X.shape[0] >= 2:
-            try:
-                seeded_fit(gp, self.seed)
-            except ModelFittingError as exc:
-                message = f"change test: fit failed ({exc}); using the initial hyperparameters"
-                warnings.warn(message, RuntimeWarning, stacklevel=4)
+            fit_or_keep_start(gp, self.seed, stacklevel=4)
         gp.requires_grad_(False)
         return gp.eval()
 

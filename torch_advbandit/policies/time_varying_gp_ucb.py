@@ -9,23 +9,20 @@ and the next point maximises BoTorch's ``UpperConfidenceBound`` at the next roun
 
 from __future__ import annotations
 
-import copy
 import math
-import warnings
 from statistics import NormalDist
 
 import torch
-from botorch.exceptions import ModelFittingError
 from gpytorch.kernels import Kernel
 
 from .._validation import check_int, check_positive, check_significance, check_width
 from ..confidence import ConfidenceSettings
-from ..fitting import fit_seed, seeded_fit
+from ..fitting import fit_or_keep_start, fit_seed
 from ..models import frozen_kernel
 from ..spacetime import AtTime, epsilon_to_lengthscale, lengthscale_to_epsilon, space_time_kernel
 from .asks import AnyRowsMixin
 from .base import Policy
-from .change_point_test import _log_likelihood, detect_change, markov_p_value
+from .change_point_test import _log_likelihood, detect_change, markov_p_value, scaled_gp
 from .observed_rows import ObservedRowsMixin
 
 
@@ -213,10 +210,8 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         Z = torch.cat([self.train_X[rows], tau], dim=-1)
         covar = space_time_kernel(self.kernel, start).to(like)
         Y = self.rewards[rows].unsqueeze(-1)
-        if scale is not None:  # BoTorch would retrain a Standardize: a frozen copy, posteriors on the outcomes' scale
-            scale = copy.deepcopy(scale).eval()
-            gp = SingleTaskGP(Z, scale(Y)[0], covar_module=covar, outcome_transform=None)
-            gp.outcome_transform = scale
+        if scale is not None:
+            gp = scaled_gp(Z, Y, covar, scale)
         elif self.fit_hyperparameters:
             gp = SingleTaskGP(Z, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         else:  # fixed noise λ, zero mean, raw outcomes
@@ -229,19 +224,9 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         gp.requires_grad_(self.fit_hyperparameters)
         covar.time.raw_lengthscale.requires_grad_(self.epsilon == "fit" and math.isfinite(start))
         if any(p.requires_grad for p in gp.parameters()) and Z.shape[0] >= 2:
-            self._fit(gp)
+            fit_or_keep_start(gp, fit_seed(self.generator, self.t), stacklevel=4)  # restarts under the policy's seed
         gp.eval()
         return gp
-
-    def _fit(self, gp) -> None:
-        """``fit_gpytorch_mll`` on ``gp``, its restarts seeded from the policy's generator and round
-        (:func:`~torch_advbandit.fitting.seeded_fit`); a failed fit keeps the initial hyperparameters."""
-        try:
-            seeded_fit(gp, fit_seed(self.generator, self.t))
-        except ModelFittingError as exc:
-            message = f"hyperparameter fit failed ({exc}); using the initial ones"
-            warnings.warn(message, RuntimeWarning, stacklevel=5)
-        gp.requires_grad_(False)
 
     def selection_model(self):
         """What :meth:`select` scores (:meth:`model`)."""
