@@ -14,10 +14,10 @@ DT = torch.float64
 X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
 
 
-def policy(significance=0.01, seed=0):
+def policy(significance=0.01, seed=0, **options):
     return WGPUCB(
         X, make_kernel("se", 1, 0.3), None, discount="auto", lam=0.01, beta=2.0, fit_hyperparameters=True,
-        significance=significance, generator=torch.Generator().manual_seed(seed),
+        significance=significance, generator=torch.Generator().manual_seed(seed), **options,
     )  # fmt: skip
 
 
@@ -100,3 +100,58 @@ def test_a_failing_test_leaves_the_policy_unchanged(monkeypatch):
     assert after.keys() == before.keys()
     for k, v in before.items():
         assert torch.equal(v, after[k]) if isinstance(v, torch.Tensor) else v == after[k] or k == "kernel_state"
+
+
+def test_the_null_fit_is_the_weighted_fit_of_every_row_at_no_discount():
+    """With no change accepted and ``η = 1`` the policy takes the test's stationary fit as its own: it is the fit
+    ``fit_hyperparameters`` makes on every row at ``η = 1`` from the same start and seed (``WeightedStandardize``
+    with equal weights, against BoTorch's ``Standardize``)."""
+    from torch_advbandit.policies.adaptation import fit_hyperparameters
+
+    g = torch.Generator().manual_seed(5)
+    Xr = torch.rand(18, 2, dtype=DT, generator=g)
+    Y = 4 + 3 * torch.sin(5 * Xr.sum(-1)) + 0.1 * torch.randn(18, generator=g, dtype=DT)
+    kernel = make_kernel("matern52", 2)
+    since, null = tested_change.accepted_change(Xr, Y, 2, kernel, 0.01, 11)
+    assert since == 0
+    reused = tested_change.null_hyperparameters(null, Xr)
+    ages = torch.arange(17, -1, -1, dtype=DT)
+    direct = fit_hyperparameters(Xr, Y, ages, kernel, None, 1.0, standardize=True, like=Xr, seed=11)
+    assert reused[1] == pytest.approx(direct[1], rel=1e-5) and reused[2] == pytest.approx(direct[2], abs=1e-5)
+    assert torch.allclose(reused[0].lengthscale, direct[0].lengthscale, rtol=1e-4)
+    assert not reused[0].raw_lengthscale.requires_grad
+
+
+def test_the_policy_fits_no_second_model_when_the_test_keeps_every_row(monkeypatch):
+    from torch_advbandit.policies import gp_ucb
+
+    calls = []
+    real = gp_ucb.fit_hyperparameters
+    monkeypatch.setattr(gp_ucb, "fit_hyperparameters", lambda *a, **k: calls.append(1) or real(*a, **k))
+    reused, plain = policy(), policy(significance=None)
+    observe_rows(reused, 12, sign_from=None)
+    assert calls == [] and reused.since == 0 and reused.discount == 1.0
+    observe_rows(plain, 12, sign_from=None)
+    assert len(calls) == 13  # the design, then every row
+    assert reused.lam == pytest.approx(plain.lam, rel=1e-4)
+    assert torch.allclose(reused.kernel.lengthscale, plain.kernel.lengthscale, rtol=1e-3)
+    calls.clear()
+    raw = policy(standardize=False)  # the test's fit is on standardised outcomes: the policy fits its own
+    observe_rows(raw, 12, sign_from=None)
+    assert len(calls) == 13
+
+
+def test_a_failed_null_fit_is_not_reused(monkeypatch):
+    from botorch.exceptions import ModelFittingError
+
+    from torch_advbandit import fitting
+
+    def failing(model, seed):
+        raise ModelFittingError("no fit")
+
+    monkeypatch.setattr(fitting, "seeded_fit", failing)
+    g = torch.Generator().manual_seed(5)
+    Xr = torch.rand(8, 1, dtype=DT, generator=g)
+    with pytest.warns(RuntimeWarning, match="fit failed"):
+        since, null = tested_change.accepted_change(Xr, torch.sin(6 * Xr[:, 0]), 2, make_kernel("se", 1), 0.01, 0)
+    assert since == 0 and null is None

@@ -53,17 +53,17 @@ def seeded_fit(model, seed: int) -> None:
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
 
 
-def fit_or_keep_start(model, seed: int, *, stacklevel: int = 2) -> None:
+def fit_or_keep_start(model, seed: int, *, stacklevel: int = 2) -> bool:
     """:func:`seeded_fit` on ``model``; where BoTorch's fit fails (``ModelFittingError``) the model keeps the
     hyperparameters it started from, with a ``RuntimeWarning``. Its hyperparameters are frozen afterwards.
+    Returns whether the fit succeeded.
 
     Example:
         >>> from botorch.models import SingleTaskGP
         >>> X = torch.linspace(0, 1, 8, dtype=torch.float64).unsqueeze(-1)
         >>> model = SingleTaskGP(X, torch.sin(6 * X))
-        >>> fit_or_keep_start(model, 0)
-        >>> any(p.requires_grad for p in model.parameters())
-        False
+        >>> fit_or_keep_start(model, 0), any(p.requires_grad for p in model.parameters())
+        (True, False)
     """
     from botorch.exceptions import ModelFittingError
 
@@ -73,4 +73,7 @@ def fit_or_keep_start(model, seed: int, *, stacklevel: int = 2) -> None:
         warnings.warn(
             f"hyperparameter fit failed ({exc}); using the initial ones", RuntimeWarning, stacklevel=stacklevel + 1
         )
-    model.requires_grad_(False)
+        return False
+    finally:
+        model.requires_grad_(False)
+    return True

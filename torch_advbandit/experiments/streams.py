@@ -41,7 +41,7 @@ STREAM_VERSIONS: dict[str, int] = {
     "botorch_ucb": 1,
     "wgp_auto_fitted": 6,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
     # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored
-    "wgp_auto_tested": 1,
+    "wgp_auto_tested": 2,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
     "restart_fitted": 2,  # 2: fits from BoTorch's initial noise

@@ -28,7 +28,7 @@ from .asks import AnyRowsMixin
 from .base import Policy
 from .change_points import ChangePoints
 from .gp_ucb_state import GPUCBStateMixin
-from .tested_change import accepted_change
+from .tested_change import accepted_change, null_hyperparameters
 
 
 class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
@@ -261,10 +261,11 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
                     scores, calibration, points, row, fitted=self.fit_hyperparameters, opens=r == 0
                 )
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
+            null = None
             if r == last and self.significance is not None:  # once a batch: a tested change overrides an earlier memory
-                tested = self._tested_since(train_X, rewards, points.scored)
+                tested, null = self._tested_since(train_X, rewards, points.scored)
                 discount, since = (1.0, tested) if tested > since else (discount, since)
-            fitted = self._fit_due(train_X, rewards, discount, since, m0) if r == last else None  # once a batch
+            fitted = self._fit_due(train_X, rewards, discount, since, m0, null) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
             gram, start = self._grown(train_X, gram, start, kernel)
@@ -274,22 +275,27 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         self.discount, self.discount_scores, self.discount_calibration = discount, scores, calibration
         self.change_points, self.since = points, since
 
-    def _tested_since(self, train_X, rewards, scored: int) -> int:
-        """The first row since the newest change accepted at ``significance`` (0: none); the rows not scored by
-        the competition (``m − scored``, the initial design) are never split."""
+    def _tested_since(self, train_X, rewards, scored: int):
+        """``(since, null)``: the first row since the newest change accepted at ``significance`` (0: none; the rows
+        not scored by the competition, ``m − scored``, the initial design, are never split) and the test's fit on
+        every row."""
         m = train_X.shape[0]
         seed = fit_seed(self.generator, m)
         return accepted_change(train_X, rewards, m - scored, self._initial_kernel, self.significance, seed)
 
-    def _fit_due(self, train_X, rewards, discount, since, m0):
+    def _fit_due(self, train_X, rewards, discount, since, m0, null=None):
         """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
-        ``fit_every`` (one fit for several rows observed at once), else ``None``."""
+        ``fit_every`` (one fit for several rows observed at once), else ``None``. ``null``, the change test's
+        fit on every row (outcomes standardised), is that fit where the training set is every row at ``η = 1``
+        and the policy standardises."""
         m = train_X.shape[0]
         if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
             return None
         positions = self.training_set(m, since)
         if positions.numel() < 2:  # right after a restart or a change point: nothing to fit yet
             return None
+        if null is not None and self.standardize and discount == 1.0 and positions.numel() == m:  # the test's fit
+            return null_hyperparameters(null, self.candidates)
         return fit_hyperparameters(
             train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, discount,
             standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),

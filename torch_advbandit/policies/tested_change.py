@@ -11,7 +11,9 @@ passes, keeps every row since the newest change it accepts (``η = 1`` on those 
 a later change. Splits fall after the initial design (the rows observed together before any other) and
 :data:`~torch_advbandit.policies.change_points.WARMUP` further rows, and leave at least
 :data:`~torch_advbandit.policies.change_point_test.MIN_AFTER` rows after them. Cost: the test's two to ten fits of
-``SingleTaskGP`` on the rows (a stationary objective: two or three).
+``SingleTaskGP`` on the rows (a stationary objective: two or three); where no change is accepted and the memory is
+every row at ``η = 1``, the test's stationary fit is the policy's fit (:func:`null_hyperparameters`), so the policy
+fits no further model.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 from gpytorch.kernels import Kernel
 
 from ..fitting import fit_or_keep_start
-from ..models import trainable_kernel
+from ..models import frozen_kernel, trainable_kernel
 from .change_point_test import _log_likelihood, detect_change, scaled_gp
 from .change_points import WARMUP
 
@@ -30,7 +32,8 @@ from .change_points import WARMUP
 class _Rows:
     """The rows of a GP-UCB policy as :func:`~torch_advbandit.policies.change_point_test.detect_change` reads
     them: ``row_rounds`` (the first ``design`` rows share round 0, every later row has a round of its own),
-    ``warmup`` and ``_gp``, a fitted ``SingleTaskGP`` with ``kernel`` on some of the rows."""
+    ``warmup`` and ``_gp``, a fitted ``SingleTaskGP`` with ``kernel`` on some of the rows (``fitted``: whether the
+    latest fit succeeded)."""
 
     def __init__(self, X: torch.Tensor, Y: torch.Tensor, design: int, kernel: Kernel, seed: int) -> None:
         m = Y.numel()
@@ -53,25 +56,49 @@ class _Rows:
             gp = SingleTaskGP(X, Y, covar_module=covar, outcome_transform=Standardize(m=1))
         if start_from is not None:
             gp.load_state_dict(start_from.state_dict())
-        if X.shape[0] >= 2:
-            fit_or_keep_start(gp, self.seed, stacklevel=4)
+        self.fitted = X.shape[0] >= 2 and fit_or_keep_start(gp, self.seed, stacklevel=4)
         gp.requires_grad_(False)
         return gp.eval()
 
 
-def accepted_change(X: torch.Tensor, Y: torch.Tensor, design: int, kernel: Kernel, level: float, seed: int) -> int:
-    """The first row since the newest change that the likelihood-ratio test accepts at ``level`` among the rows
-    ``(X, Y)`` (``Tensor[m, d]``, ``Tensor[m]``, in time order, the first ``design`` observed together); 0 when
-    none is accepted. ``kernel`` starts every fit (with BoTorch's initial noise); BoTorch's restarts draw under
-    ``seed``.
+def accepted_change(X: torch.Tensor, Y: torch.Tensor, design: int, kernel: Kernel, level: float, seed: int):
+    """``(since, null)``: the first row since the newest change that the likelihood-ratio test accepts at ``level``
+    among the rows ``(X, Y)`` (``Tensor[m, d]``, ``Tensor[m]``, in time order, the first ``design`` observed
+    together; 0 when none is accepted), and the test's stationary model, a ``SingleTaskGP`` fitted on every row
+    (``None`` where BoTorch's fit of it failed). ``kernel`` starts every fit (with BoTorch's initial noise);
+    BoTorch's restarts draw under ``seed``.
 
     Example:
         >>> from torch_advbandit.kernels import make_kernel
         >>> X = torch.rand(40, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
         >>> Y = torch.sin(6 * X[:, 0]) * torch.where(torch.arange(40) < 25, 1.0, -1.0).double()
-        >>> accepted_change(X, Y, 2, make_kernel("se", 1, 0.3), 0.01, 0)
-        25
+        >>> since, null = accepted_change(X, Y, 2, make_kernel("se", 1, 0.3), 0.01, 0)
+        >>> since, null.train_inputs[0].shape
+        (25, torch.Size([40, 1]))
     """
     rows = _Rows(X, Y, design, kernel, seed)
     null = rows._gp()
-    return detect_change(rows, null, level, _log_likelihood(null), model_after=False).since
+    fitted = rows.fitted
+    return detect_change(rows, null, level, _log_likelihood(null), model_after=False).since, null if fitted else None
+
+
+def null_hyperparameters(null, like: torch.Tensor) -> tuple[Kernel, float, float] | None:
+    """``(kernel, λ, c)`` of the test's stationary model ``null`` as
+    :func:`~torch_advbandit.policies.adaptation.fit_hyperparameters` returns them for ``η = 1`` on the same rows
+    from the same start and seed (the same fit: a ``SingleTaskGP`` with ``Standardize``, whose unbiased standard
+    deviation is the weighted one for equal weights): the kernel frozen on ``like``'s device and dtype, ``λ`` in the
+    outcomes' units, ``c`` the constant mean on the standardised scale; ``None`` if not finite and positive.
+
+    Example:
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.rand(12, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        >>> _, null = accepted_change(X, 3 * torch.sin(6 * X[:, 0]), 2, make_kernel("se", 1), 0.01, 0)
+        >>> kernel, lam, c = null_hyperparameters(null, X)
+        >>> lam > 0, kernel.raw_lengthscale.requires_grad
+        (True, False)
+    """
+    noise = float(null.likelihood.noise.detach()) * float(null.outcome_transform.stdvs.square())
+    constant = float(null.mean_module.constant.detach())
+    if not (math.isfinite(noise) and noise > 0 and math.isfinite(constant)):
+        return None
+    return frozen_kernel(null.covar_module, like), noise, constant
