@@ -24,7 +24,8 @@ import torch
 from gpytorch.kernels import Kernel
 
 from ..fitting import fit_or_keep_start
-from ..models import frozen_kernel, trainable_kernel
+from ..models import trainable_kernel
+from .adaptation import fitted_triple
 from .change_point_test import _log_likelihood, detect_change, scaled_gp
 from .change_points import WARMUP
 
@@ -98,7 +99,4 @@ def null_hyperparameters(null, like: torch.Tensor) -> tuple[Kernel, float, float
         (True, False)
     """
     noise = float(null.likelihood.noise.detach()) * float(null.outcome_transform.stdvs.square())
-    constant = float(null.mean_module.constant.detach())
-    if not (math.isfinite(noise) and noise > 0 and math.isfinite(constant)):
-        return None
-    return frozen_kernel(null.covar_module, like), noise, constant
+    return fitted_triple(null, noise, like)
