@@ -12,6 +12,8 @@ standard deviation 0.05, reflected ``x → 1 − x`` from round ``--jump`` on. E
   (the drifting benchmark's ``botorch_ucb``);
 - ``wgp_auto``: ``WGPUCB(discount="auto", fit_hyperparameters=True)`` on ``ScaleKernel(MaternKernel(2.5, ARD))``;
 - ``wgp_auto_tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio);
+- ``wgp_fixed_tested``: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` on the same kernel
+  (a fixed forgetting rate, and nothing from before a change the test accepts);
 - ``tv_changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on the same kernel.
 
 Reported per method: the dynamic regret over the rounds (mean ± s.e. over the seeds), the rounds after the
@@ -48,6 +50,10 @@ def make(method: str, X: torch.Tensor, seed: int):
             X, kernel, None, discount="auto", fit_hyperparameters=True, significance=level, beta=BETA,
             generator=generator,
         )  # fmt: skip
+    if method == "wgp_fixed_tested":
+        return WGPUCB(
+            X, kernel, None, discount=0.9, fit_hyperparameters=True, significance=0.01, beta=BETA, generator=generator
+        )
     return TimeVaryingGPUCB(X, kernel, None, significance=0.01, change_points=True, beta=BETA, generator=generator)
 
 
@@ -82,7 +88,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--jump", type=int, default=20)
     parser.add_argument("--q", type=int, default=2)
-    parser.add_argument("--methods", nargs="+", default=["botorch", "wgp_auto", "wgp_auto_tested", "tv_changes"])
+    methods = ["botorch", "wgp_auto", "wgp_auto_tested", "wgp_fixed_tested", "tv_changes"]
+    parser.add_argument("--methods", nargs="+", default=methods)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     X = discretize(torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.float64), N, seed=0).unit

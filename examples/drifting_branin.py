@@ -21,6 +21,8 @@ the same width (BoTorch's ``beta = 4``). Methods (``--methods``, all by default)
   (the memory chosen each round from the data);
 * ``tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio; where
   it passes, the memory keeps every row since it);
+* ``fixed``: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` on BoTorch's kernel (a fixed
+  forgetting rate; where the test accepts a change, nothing from before it);
 * ``changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on BoTorch's kernel (a forgetting
   rate and a change at an unknown round, each tested against none).
 
@@ -55,7 +57,7 @@ from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import discounted_gp
 
 NOISE = 0.05
-METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "changes")
+METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "fixed", "changes")
 BRANIN = Branin(bounds=[(-9.0, 14.0), (0.0, 15.0)])  # room for the shift of ±4 along x₁
 
 
@@ -76,14 +78,14 @@ def vanilla_acqf(train_U: torch.Tensor, train_Y: torch.Tensor) -> UpperConfidenc
 
 
 def policy_for(method: str, unit: torch.Tensor, seed: int):
-    """The ask/tell policies (``auto``, ``tested``, ``changes``) on the grid, BoTorch's kernel, ``β = 2``, no
-    horizon."""
+    """The ask/tell policies (``auto``, ``tested``, ``fixed``, ``changes``) on the grid, BoTorch's kernel,
+    ``β = 2``, no horizon."""
     kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(unit.dtype)
     gen = torch.Generator().manual_seed(10_000 + seed)
-    if method in ("auto", "tested"):
-        level = 0.01 if method == "tested" else None
+    if method in ("auto", "tested", "fixed"):
+        level, discount = (None, "auto") if method == "auto" else (0.01, 0.9 if method == "fixed" else "auto")
         return WGPUCB(
-            unit, kernel, None, discount="auto", lam=0.1, beta=2.0, fit_hyperparameters=True, significance=level,
+            unit, kernel, None, discount=discount, lam=0.1, beta=2.0, fit_hyperparameters=True, significance=level,
             generator=gen,
         )  # fmt: skip
     return TimeVaryingGPUCB(unit, kernel, None, beta=2.0, significance=0.01, change_points=True, generator=gen)
@@ -100,7 +102,7 @@ def run(method: str, horizon: int, seed: int, bar) -> list[float]:
     train_U = domain.unit[first]
     train_Y = torch.stack([objective(domain.points[first], t, horizon) for t in range(2)]).diagonal().unsqueeze(-1)
     train_Y = train_Y + NOISE * torch.randn(train_Y.shape, generator=gen, dtype=train_Y.dtype)
-    policy = policy_for(method, domain.unit, seed) if method in ("auto", "tested", "changes") else None
+    policy = policy_for(method, domain.unit, seed) if method in ("auto", "tested", "fixed", "changes") else None
     if policy is not None:
         policy.observe(train_U, train_Y)  # the initial design, before the first ask
     regret, total = [], 0.0

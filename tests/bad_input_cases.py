@@ -362,17 +362,17 @@ CASES = [
     ),
     (
         "WGPUCB",
-        "significance with a fixed discount",
-        lambda: WGPUCB(X, K, 10, discount=0.9, fit_hyperparameters=True, significance=0.01),
+        "significance with a fixed discount, hyperparameters not fitted",
+        lambda: WGPUCB(X, K, 10, discount=0.9, significance=0.01),
         ValueError,
-        "significance tests a change for discount='auto' with fit_hyperparameters=True",
+        "significance tests a change between fitted models: it needs fit_hyperparameters=True",
     ),
     (
         "WGPUCB",
         "significance without fitted hyperparameters",
         lambda: WGPUCB(X, K, 10, discount="auto", significance=0.01),
         ValueError,
-        "significance tests a change for discount='auto' with fit_hyperparameters=True",
+        "significance tests a change between fitted models: it needs fit_hyperparameters=True",
     ),
     (
         "TimeVaryingGPUCB",

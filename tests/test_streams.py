@@ -41,6 +41,7 @@ PINNED = {
     "tv_changes_anytime@1": "fc3092c705b82a54",
     "wgp_fixed_fitted@1": "3855651dcb5b728e",
     "wgp_fixed_fitted@2": "3855651dcb5b728e",
+    "wgp_fixed_tested@1": "3855651dcb5b728e",
     "abrupt@1": "3f3100e65df5bf5c",
     "adaptive@1": "307a872eed5ba76c",
     "apg_exp3@1": "e8536ee3f6322ec0",

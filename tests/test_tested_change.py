@@ -1,10 +1,11 @@
 """``WGPUCB(discount="auto", fit_hyperparameters=True, significance=α)``: the automatic memory with a change
-at an unknown round tested by likelihood ratio (torch_advbandit/policies/tested_change.py)."""
+at an unknown round tested by likelihood ratio (torch_advbandit/policies/tested_change.py); the same test under a
+fixed discount or window."""
 
 import pytest
 import torch
 
-from torch_advbandit import WGPUCB
+from torch_advbandit import WGPUCB, SlidingWindowGPUCB
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies import tested_change
 from torch_advbandit.policies.change_point_test import split_candidates
@@ -18,6 +19,14 @@ def policy(significance=0.01, seed=0, **options):
     return WGPUCB(
         X, make_kernel("se", 1, 0.3), None, discount="auto", lam=0.01, beta=2.0, fit_hyperparameters=True,
         significance=significance, generator=torch.Generator().manual_seed(seed), **options,
+    )  # fmt: skip
+
+
+def fixed_policy(significance=0.01, cls=WGPUCB, **memory):
+    memory = memory or {"discount": 0.9}
+    return cls(
+        X, make_kernel("se", 1, 0.3), None, lam=0.01, beta=2.0, fit_hyperparameters=True, significance=significance,
+        generator=torch.Generator().manual_seed(0), **memory,
     )  # fmt: skip
 
 
@@ -47,9 +56,11 @@ def test_a_sign_flip_is_found_by_the_test_and_the_model_keeps_the_rows_since():
     assert plain.since == 0 and plain.lam > 0.05
 
 
-def test_without_a_change_the_test_changes_nothing():
-    """Stationary: the test never passes, so every choice is the competition's alone."""
-    tested, plain = policy(), policy(significance=None)
+@pytest.mark.parametrize("memory", ["auto", 0.9])
+def test_without_a_change_the_test_changes_nothing(memory):
+    """Stationary: the test never passes, so every choice is the competition's (or the fixed discount's) alone."""
+    make = policy if memory == "auto" else fixed_policy
+    tested, plain = make(), make(significance=None)
     f = lambda i: float(torch.sin(6 * X[i, 0]))  # noqa: E731
     design = torch.tensor([5, 40])
     for p in (tested, plain):
@@ -60,6 +71,7 @@ def test_without_a_change_the_test_changes_nothing():
         tested.update(i, f(i))
         plain.update(j, f(j))
         assert tested.since == plain.since == 0
+    assert tested.discount == plain.discount == (1.0 if memory == "auto" else 0.9)
 
 
 def test_the_initial_design_is_never_split():
@@ -155,3 +167,37 @@ def test_a_failed_null_fit_is_not_reused(monkeypatch):
     with pytest.warns(RuntimeWarning, match="fit failed"):
         since, null = tested_change.accepted_change(Xr, torch.sin(6 * Xr[:, 0]), 2, make_kernel("se", 1), 0.01, 0)
     assert since == 0 and null is None
+
+
+@pytest.mark.parametrize(
+    "cls, memory",
+    [(WGPUCB, {"discount": 0.9}), (WGPUCB, {"discount": 1.0}), (SlidingWindowGPUCB, {"window": 30})],
+)
+def test_a_fixed_memory_with_a_tested_change_keeps_its_memory_on_the_rows_since(cls, memory):
+    """With a fixed discount (or window) the tested change cuts the rows before it; the memory's own forgetting
+    still weighs (or windows) the rows since."""
+    p = fixed_policy(cls=cls, **memory)
+    observe_rows(p, 36, sign_from=25)
+    assert 27 <= p.since <= 29  # the first changed row is row 27 (2 design rows + 25)
+    assert p.discount == memory.get("discount", 1.0) and p.change_points.scored == 36
+    assert p.model().train_inputs[0].shape[0] == 38 - p.since
+    untested = fixed_policy(significance=None, cls=cls, **memory)
+    observe_rows(untested, 36, sign_from=25)
+    assert untested.since == 0 and untested.change_points.scored == 0
+    assert untested.model().train_inputs[0].shape[0] == (38 if cls is WGPUCB else 30)
+
+
+def test_a_fixed_discount_after_a_tested_change_survives_a_state_round_trip():
+    p = fixed_policy()
+    observe_rows(p, 36, sign_from=25)
+    restored = fixed_policy()
+    restored.load_state_dict(p.state_dict())
+    assert restored.since == p.since > 0 and restored.change_points.scored == 36
+    assert restored.select() == p.select()
+    untested = fixed_policy(significance=None)  # a fixed memory without the test never holds a change point
+    observe_rows(untested, 12, sign_from=None)
+    state = untested.state_dict()
+    state["since"] = 5
+    with pytest.raises(ValueError, match=r"state\['since'\] > 0 \(a change point\) needs significance"):
+        untested.load_state_dict(state)
+    assert untested.since == 0 and untested.rewards.numel() == 14

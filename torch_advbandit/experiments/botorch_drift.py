@@ -12,7 +12,8 @@ Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted wit
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``), ``wgp_auto_tested`` (the
 same with changes tested at level 0.01, ``significance=0.01``),
-``wgp_fixed_fitted`` (``η = 0.9``), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
+``wgp_fixed_fitted`` (``η = 0.9``), ``wgp_fixed_tested`` (``η = 0.9`` with changes tested at level 0.01: the
+discounted rows since the newest accepted change), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
 ``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);
 ``tv_tested``, the same with the fitted rate used only where a likelihood-ratio test at level 0.01 rejects
 ``ε = 0`` (vanilla BoTorch's model otherwise); ``tv_changes``, the same with change points tested too (where
@@ -53,6 +54,7 @@ BOTORCH_METHODS = {
     "wgp_auto_fitted": 'WGP-UCB, discount="auto", fitted',
     "wgp_auto_tested": 'WGP-UCB, discount="auto", fitted, changes tested',
     "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
+    "wgp_fixed_tested": "WGP-UCB, η = 0.9, fitted, changes tested",
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
     "restart_fitted": "R-GP-UCB, H = 20, fitted",
     "tv_fitted": "TV-GP-UCB, ε fitted",
@@ -183,6 +185,8 @@ def make_method(
         return WGPUCB(candidates, kernel, horizon, discount="auto", **common)
     if name == "wgp_auto_tested":
         return WGPUCB(candidates, kernel, horizon, discount="auto", significance=0.01, **common)
+    if name == "wgp_fixed_tested":
+        return WGPUCB(candidates, kernel, horizon, discount=0.9, significance=0.01, **common)
     if name == "wgp_fixed_fitted":
         return WGPUCB(candidates, kernel, horizon, discount=0.9, **common)
     if name == "sw_fitted":

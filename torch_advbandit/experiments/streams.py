@@ -43,6 +43,7 @@ STREAM_VERSIONS: dict[str, int] = {
     # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored
     "wgp_auto_tested": 2,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
+    "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
     "restart_fitted": 2,  # 2: fits from BoTorch's initial noise
     "tv_fitted": 2,  # 2: ε = 0 until 10 rounds are observed

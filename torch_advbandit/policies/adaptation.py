@@ -141,11 +141,12 @@ def fitted_triple(model, lam: float, like: torch.Tensor) -> tuple[Kernel, float,
 
 
 def adapted_state(
-    state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool, m: int
+    state: dict[str, Any], kernel: Kernel, candidates: torch.Tensor, auto_discount: bool, m: int, tested: bool = False
 ) -> tuple[Kernel, float, float, tuple[torch.Tensor, torch.Tensor, ChangePoints, int], float]:
     """Check and rebuild the adapted ``(kernel, λ, discount, (scores, calibration, change points, since), mean
     constant)`` of a saved GP-UCB state of ``m`` rows (a state without ``discount_calibration`` gets ones,
-    one without ``change_points`` none, one without ``since`` 0).
+    one without ``change_points`` none, one without ``since`` 0). A change point (``since > 0``) needs
+    ``discount="auto"`` at ``η = 1`` or a ``tested`` change (``significance``).
 
     ``kernel`` is the policy's (its structure receives the saved hyperparameters); raises
     ``ValueError`` naming the key that does not fit.
@@ -176,8 +177,9 @@ def adapted_state(
     since = state.get("since", 0)
     if isinstance(since, bool) or not isinstance(since, int) or not 0 <= since < max(m, 1):
         raise ValueError(f"state['since'] must be an integer in [0, {max(m - 1, 0)}], got {since!r}")
-    if since and not (auto_discount and discount == 1.0):
-        raise ValueError("state['since'] > 0 (a change point) needs discount='auto' and state['discount'] = 1")
+    if since and not (tested or (auto_discount and discount == 1.0)):
+        message = "state['since'] > 0 (a change point) needs significance, or discount='auto' and state['discount'] = 1"
+        raise ValueError(message)
     restored = frozen_kernel(kernel, candidates)
     try:
         restored.load_state_dict(state["kernel_state"])

@@ -12,6 +12,7 @@ the maximiser of BoTorch's ``UpperConfidenceBound`` over the candidate set by
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import torch
 from gpytorch.kernels import Kernel
@@ -62,10 +63,10 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             is the noise until the first fit), and costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at
             ``t = 100``).
         fit_every: observations between fits (``≥ 1``).
-        significance: with ``discount="auto"`` and ``fit_hyperparameters=True``, the level ``α ∈ (0, 0.5)`` of a
-            likelihood-ratio test, on every observation, of a change at an unknown round
-            (:mod:`~torch_advbandit.policies.tested_change`): where it passes, the model keeps every row since the
-            newest accepted change. ``None`` (default): the memory competition alone.
+        significance: with ``fit_hyperparameters=True``, the level ``α ∈ (0, 0.5)`` of a likelihood-ratio test, on
+            every observation, of a change at an unknown round (:mod:`~torch_advbandit.policies.tested_change`):
+            where it passes, the model keeps only the rows since the newest accepted change, at ``η = 1`` under
+            ``discount="auto"``, under the fixed discount or window otherwise. ``None`` (default): no test.
         standardize: model the outcomes standardised by their age-weighted mean and standard
             deviation (the UCB's argmax is on the user's scale); default: ``fit_hyperparameters``.
         beta: fixed ``β`` (overrides the theory value); ``None`` for the theory value. With
@@ -123,8 +124,8 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         self.fit_hyperparameters = fit_hyperparameters
         self.fit_every = check_int(fit_every, "fit_every", minimum=1)
         self.significance = check_significance(significance)
-        if significance is not None and not (self.auto_discount and fit_hyperparameters):
-            raise ValueError("significance tests a change for discount='auto' with fit_hyperparameters=True")
+        if significance is not None and not fit_hyperparameters:
+            raise ValueError("significance tests a change between fitted models: it needs fit_hyperparameters=True")
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
         self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
@@ -260,11 +261,14 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
                 scores, calibration, points, discount, since = competed(
                     scores, calibration, points, row, fitted=self.fit_hyperparameters, opens=r == 0
                 )
+            elif self.significance is not None and (X.shape[0] == 1 or m0 > 0):  # a tested change splits lone rows
+                points = replace(points, scored=points.scored + 1)
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
             null = None
             if r == last and self.significance is not None:  # once a batch: a tested change overrides an earlier memory
                 tested, null = self._tested_since(train_X, rewards, points.scored)
-                discount, since = (1.0, tested) if tested > since else (discount, since)
+                if tested > since:  # the automatic memory keeps every row since the change; a fixed η discounts them
+                    discount, since = 1.0 if self.auto_discount else discount, tested
             fitted = self._fit_due(train_X, rewards, discount, since, m0, null) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
@@ -277,7 +281,7 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
 
     def _tested_since(self, train_X, rewards, scored: int):
         """``(since, null)``: the first row since the newest change accepted at ``significance`` (0: none; the rows
-        not scored by the competition, ``m − scored``, the initial design, are never split) and the test's fit on
+        not counted as lone observations, ``m − scored``, the initial design, are never split) and the test's fit on
         every row."""
         m = train_X.shape[0]
         seed = fit_seed(self.generator, m)

@@ -53,7 +53,8 @@ class GPUCBStateMixin:
         kernel, lam, discount, constant = self.kernel, self.lam, self.discount, self.mean_constant
         scores = (self.discount_scores, self.discount_calibration, self.change_points, self.since)
         if self._adapts:
-            adapted = adapted_state(state, self.kernel, self.candidates, self.auto_discount, train_X.shape[0])
+            m, tested = train_X.shape[0], self.significance is not None
+            adapted = adapted_state(state, self.kernel, self.candidates, self.auto_discount, m, tested)
             kernel, lam, discount, scores, constant = adapted
             constant = constant if self.fit_hyperparameters else None
         start = self.first_position(train_X.shape[0])

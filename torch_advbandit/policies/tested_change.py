@@ -1,4 +1,4 @@
-"""A tested change point for ``discount="auto"`` (``significance``; docs/algorithms.rst §8).
+"""A tested change point for the GP-UCB policies (``significance``; docs/algorithms.rst §8).
 
 The change points of the automatic memory compete by one-step-ahead prediction under the hyperparameters fitted
 to the memory in use. Where the objective shifts only in part (Branin moved by a quarter of its box), keeping
@@ -8,7 +8,10 @@ row. The likelihood-ratio test of :class:`~torch_advbandit.TimeVaryingGPUCB`
 ``SingleTaskGP`` on the rows before and since a split, against one on every row, Bonferroni-corrected over the
 splits. With ``significance=α`` the GP-UCB policy runs it on every observation (once per batch) and, where it
 passes, keeps every row since the newest change it accepts (``η = 1`` on those rows) unless the competition chose
-a later change. Splits fall after the initial design (the rows observed together before any other) and
+a later change. Under a fixed discount (or window) the test cuts the rows before the change and the memory's own
+weights apply to the rows since: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` forgets
+at ``η = 0.9`` and, after a change the test accepts, keeps nothing from before it. Splits fall after the initial
+design (the rows observed together before any other) and
 :data:`~torch_advbandit.policies.change_points.WARMUP` further rows, and leave at least
 :data:`~torch_advbandit.policies.change_point_test.MIN_AFTER` rows after them. Cost: the test's two to ten fits of
 ``SingleTaskGP`` on the rows (a stationary objective: two or three); where no change is accepted and the memory is
