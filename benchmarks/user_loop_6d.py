@@ -37,6 +37,8 @@ from torch_advbandit.experiments.botorch_drift import BoTorchUCB
 from torch_advbandit.experiments.report import mean_se
 
 D, N, DESIGN, NOISE, BETA = 6, 2048, 14, 0.05, 2.0
+#: The ``WGPUCB`` methods: ``(discount, significance)``.
+WGPUCB_METHODS = {"wgp_auto": ("auto", None), "wgp_auto_tested": ("auto", 0.01), "wgp_fixed_tested": (0.9, 0.01)}
 
 
 def make(method: str, X: torch.Tensor, seed: int):
@@ -44,16 +46,12 @@ def make(method: str, X: torch.Tensor, seed: int):
     kernel = ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=D)).to(X.dtype)
     if method == "botorch":
         return BoTorchUCB(X, None, beta=BETA, generator=generator)
-    if method in ("wgp_auto", "wgp_auto_tested"):
-        level = 0.01 if method == "wgp_auto_tested" else None
+    if method in WGPUCB_METHODS:
+        discount, level = WGPUCB_METHODS[method]
         return WGPUCB(
-            X, kernel, None, discount="auto", fit_hyperparameters=True, significance=level, beta=BETA,
+            X, kernel, None, discount=discount, fit_hyperparameters=True, significance=level, beta=BETA,
             generator=generator,
         )  # fmt: skip
-    if method == "wgp_fixed_tested":
-        return WGPUCB(
-            X, kernel, None, discount=0.9, fit_hyperparameters=True, significance=0.01, beta=BETA, generator=generator
-        )
     return TimeVaryingGPUCB(X, kernel, None, significance=0.01, change_points=True, beta=BETA, generator=generator)
 
 
@@ -88,8 +86,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--jump", type=int, default=20)
     parser.add_argument("--q", type=int, default=2)
-    methods = ["botorch", "wgp_auto", "wgp_auto_tested", "wgp_fixed_tested", "tv_changes"]
-    parser.add_argument("--methods", nargs="+", default=methods)
+    parser.add_argument("--methods", nargs="+", default=["botorch", *WGPUCB_METHODS, "tv_changes"])
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     X = discretize(torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.float64), N, seed=0).unit

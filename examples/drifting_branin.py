@@ -58,6 +58,9 @@ from torch_advbandit.models import discounted_gp
 
 NOISE = 0.05
 METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "fixed", "changes")
+#: The ``WGPUCB`` methods: ``(discount, significance)``.
+WGPUCB_METHODS = {"auto": ("auto", None), "tested": ("auto", 0.01), "fixed": (0.9, 0.01)}
+ASK_TELL = (*WGPUCB_METHODS, "changes")
 BRANIN = Branin(bounds=[(-9.0, 14.0), (0.0, 15.0)])  # room for the shift of ±4 along x₁
 
 
@@ -82,8 +85,8 @@ def policy_for(method: str, unit: torch.Tensor, seed: int):
     ``β = 2``, no horizon."""
     kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(unit.dtype)
     gen = torch.Generator().manual_seed(10_000 + seed)
-    if method in ("auto", "tested", "fixed"):
-        level, discount = (None, "auto") if method == "auto" else (0.01, 0.9 if method == "fixed" else "auto")
+    if method in WGPUCB_METHODS:
+        discount, level = WGPUCB_METHODS[method]
         return WGPUCB(
             unit, kernel, None, discount=discount, lam=0.1, beta=2.0, fit_hyperparameters=True, significance=level,
             generator=gen,
@@ -102,7 +105,7 @@ def run(method: str, horizon: int, seed: int, bar) -> list[float]:
     train_U = domain.unit[first]
     train_Y = torch.stack([objective(domain.points[first], t, horizon) for t in range(2)]).diagonal().unsqueeze(-1)
     train_Y = train_Y + NOISE * torch.randn(train_Y.shape, generator=gen, dtype=train_Y.dtype)
-    policy = policy_for(method, domain.unit, seed) if method in ("auto", "tested", "fixed", "changes") else None
+    policy = policy_for(method, domain.unit, seed) if method in ASK_TELL else None
     if policy is not None:
         policy.observe(train_U, train_Y)  # the initial design, before the first ask
     regret, total = [], 0.0

@@ -15,19 +15,19 @@ DT = torch.float64
 X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
 
 
-def policy(significance=0.01, seed=0, **options):
-    return WGPUCB(
-        X, make_kernel("se", 1, 0.3), None, discount="auto", lam=0.01, beta=2.0, fit_hyperparameters=True,
-        significance=significance, generator=torch.Generator().manual_seed(seed), **options,
+def policy(significance=0.01, seed=0, cls=WGPUCB, **options):
+    """``cls`` with fitted hyperparameters on the grid (``WGPUCB``: ``discount="auto"`` unless given)."""
+    if cls is WGPUCB:
+        options.setdefault("discount", "auto")
+    return cls(
+        X, make_kernel("se", 1, 0.3), None, lam=0.01, beta=2.0, fit_hyperparameters=True, significance=significance,
+        generator=torch.Generator().manual_seed(seed), **options,
     )  # fmt: skip
 
 
 def fixed_policy(significance=0.01, cls=WGPUCB, **memory):
-    memory = memory or {"discount": 0.9}
-    return cls(
-        X, make_kernel("se", 1, 0.3), None, lam=0.01, beta=2.0, fit_hyperparameters=True, significance=significance,
-        generator=torch.Generator().manual_seed(0), **memory,
-    )  # fmt: skip
+    """A fixed memory: ``discount=0.9`` unless another discount or a window is given."""
+    return policy(significance, cls=cls, **(memory or {"discount": 0.9}))
 
 
 def observe_rows(p, rows, sign_from, noise_seed=1):

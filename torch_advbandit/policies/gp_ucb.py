@@ -252,23 +252,24 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         train_X, rewards, gram, start = self.train_X, self.rewards, self._gram, self._gram_start
         constant = self.mean_constant
         m0, last = train_X.shape[0], X.shape[0] - 1
+        lone = X.shape[0] == 1 or m0 > 0  # False: an initial design (rows observed together before any other)
         for r, (x, y) in enumerate(zip(X.split(1), Y.tolist(), strict=True)):
-            # score every discount on each new observation before it joins (a batch's rows in order); rows
-            # observed together before any other (an initial design) say nothing about change over time
-            if self.auto_discount and (X.shape[0] == 1 or m0 > 0):
+            # score every discount on each new lone observation before it joins (a batch's rows in order); an
+            # initial design says nothing about change over time
+            if self.auto_discount and lone:
                 k_new, prior = kernel_matrix(kernel, train_X, x).squeeze(-1), float(kernel_diag(kernel, x))
                 row = NewRow(gram, k_new, prior, rewards, y, lam, self.standardize, constant or 0.0)
                 scores, calibration, points, discount, since = competed(
                     scores, calibration, points, row, fitted=self.fit_hyperparameters, opens=r == 0
                 )
-            elif self.significance is not None and (X.shape[0] == 1 or m0 > 0):  # a tested change splits lone rows
+            elif self.significance is not None and lone:  # a fixed memory counts them too: the test splits them
                 points = replace(points, scored=points.scored + 1)
             train_X, rewards = torch.cat([train_X, x]), torch.cat([rewards, rewards.new_tensor([y])])
             null = None
             if r == last and self.significance is not None:  # once a batch: a tested change overrides an earlier memory
                 tested, null = self._tested_since(train_X, rewards, points.scored)
                 if tested > since:  # the automatic memory keeps every row since the change; a fixed η discounts them
-                    discount, since = 1.0 if self.auto_discount else discount, tested
+                    discount, since = (1.0 if self.auto_discount else discount), tested
             fitted = self._fit_due(train_X, rewards, discount, since, m0, null) if r == last else None  # once a batch
             if fitted is not None:
                 kernel, lam, constant = fitted
