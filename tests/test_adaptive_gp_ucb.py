@@ -417,3 +417,31 @@ def test_the_oracle_fits_only_the_rows_since_the_jump_and_is_vanilla_without_one
     same = [BoTorchDriftTrialConfig("branin", "stationary", m, 0, horizon=6, num_candidates=64).run() for m in
             ("botorch_ucb", "botorch_oracle")]  # fmt: skip
     assert same[0].chosen == same[1].chosen and same[0].expected_regret == same[1].expected_regret
+
+
+def test_the_automatic_memory_fits_the_kernel_on_every_row_it_keeps_whatever_its_discount():
+    """With ``discount="auto"`` the chosen ``η`` weighs the posterior only: in rounds where the memory is a discount
+    below 1 (every row kept), the kernel and ``λ`` are vanilla BoTorch's fit of a ``SingleTaskGP`` on every row."""
+    from botorch.models import SingleTaskGP
+    from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
+
+    X = torch.linspace(0, 1, 101, dtype=DT).unsqueeze(-1)
+    policy = WGPUCB(X, get_covar_module_with_dim_scaled_prior(ard_num_dims=1).to(DT), 60, discount="auto", lam=0.1,
+                    beta=2.0, fit_hyperparameters=True, generator=torch.Generator().manual_seed(0))  # fmt: skip
+    noise = torch.Generator().manual_seed(1)
+    design = torch.arange(0, 101, 20)
+    policy.observe(X[design], torch.sin(6 * X[design]))
+    checked = 0
+    for t in range(40):  # the objective drifts: sin(6x + 0.12 t)
+        i = policy.select()
+        policy.update(i, float(torch.sin(6 * X[i, 0] + 0.12 * t) + 0.05 * torch.randn((), generator=noise, dtype=DT)))
+        if policy.discount < 1.0 and policy.since == 0:
+            gp = SingleTaskGP(policy.train_X, policy.rewards.unsqueeze(-1),
+                              covar_module=get_covar_module_with_dim_scaled_prior(ard_num_dims=1).to(DT))  # fmt: skip
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+            ours = float(policy.kernel.lengthscale)
+            assert ours == pytest.approx(float(gp.covar_module.lengthscale.detach()), rel=1e-4), f"round {t}"
+            lam = float(gp.likelihood.noise.detach()) * float(gp.outcome_transform.stdvs.square())
+            assert policy.lam == pytest.approx(lam, rel=1e-3), f"round {t}"
+            checked += 1
+    assert checked >= 3  # the memory left η = 1 on the drift

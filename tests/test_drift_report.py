@@ -1,6 +1,7 @@
 """The drifting benchmark's table: ratios to vanilla BoTorch over the seeds both were run on."""
 
 from torch_advbandit.experiments.botorch_drift import BoTorchDriftTrialConfig
+from torch_advbandit.experiments.catalog import EXPERIMENTS, Options
 from torch_advbandit.experiments.drift_report import drifting_markdown
 
 
@@ -23,3 +24,12 @@ def test_a_method_run_on_fewer_seeds_is_compared_with_botorch_on_those_seeds():
 
 def test_without_botorch_on_a_seed_the_ratio_is_a_dash():
     assert drifting_markdown([run("sw_fitted", 0)]).endswith("| — |")
+
+
+def test_a_sweep_of_some_methods_includes_vanilla_botorch_on_the_same_seeds():
+    configs = EXPERIMENTS["drifting"].configs(Options(quick=True, policies=("sw_fitted",), seeds=2))
+    runs = {(c.method, c.problem, c.scenario, c.seed) for c in configs}
+    assert len(runs) == len(configs) == 2 * 3 * 2
+    assert {(p, s, seed) for m, p, s, seed in runs if m == "botorch_ucb"} == {
+        (p, s, seed) for m, p, s, seed in runs if m == "sw_fitted"
+    }

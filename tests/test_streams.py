@@ -15,6 +15,8 @@ from torch_advbandit.experiments.streams import STREAM_VERSIONS, stream_of
 
 #: (component, version) → digest of a tiny trial's draws and regret curve.
 PINNED = {
+    "hartmann3@1": "30b2e2dcc158da9d",
+    "styblinskitang3@1": "5b1504a01654f3f7",
     "botorch_ucb@1": "3855651dcb5b728e",
     "branin@1": "3855651dcb5b728e",
     "hartmann6@1": "b15bfeb8f720f26c",  # probed with botorch_ucb (b25e3559023d4d3b: with sw_fitted@1)
@@ -30,8 +32,10 @@ PINNED = {
     "wgp_auto_fitted@4": "fc0c5a18af9e6e41",  # 24 drifting rounds (versions 1-3: 8 abrupt rounds)
     "wgp_auto_fitted@5": "b9def132237c9232",
     "wgp_auto_fitted@6": "b9def132237c9232",  # the 24-round probe keeps η = 1 under both
+    "wgp_auto_fitted@7": "7483d59772c346fc",
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
+    "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
     "tv_fitted@1": "3a6b026120574af3",
     "tv_fitted@2": "da6ea08d2915558d",
     "tv_tested@1": "376a480f3d010156",

@@ -67,9 +67,14 @@ def _parser() -> argparse.ArgumentParser:
         "--policy",
         nargs="+",
         choices=sorted(set(POLICIES) | set(DRIFT_POLICY_LABELS) | set(BOTORCH_METHODS)),
-        help="override the algorithms (figure1: the GP-UCB variants; drifting: the methods)",
+        help="override the algorithms (figure1: the GP-UCB variants; drifting: the methods, always with botorch_ucb)",
     )
-    rep.add_argument("--problem", nargs="+", choices=sorted(PROBLEM_NAMES), help="drifting: the test functions")
+    rep.add_argument(
+        "--problem",
+        nargs="+",
+        choices=sorted(PROBLEM_NAMES),
+        help="drifting: the test functions (default branin hartmann6 levy4; held out: hartmann3 styblinskitang3)",
+    )
     rep.add_argument("--horizon", type=int, nargs="+", help="override the horizon(s) T")
     rep.add_argument("--seeds", type=int, help="override the number of seeds (figure1: runs, default 100)")
     rep.add_argument(

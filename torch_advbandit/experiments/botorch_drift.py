@@ -47,7 +47,11 @@ from .trials import WholeHorizon, register_trial_kind
 
 #: ``name → (botorch test function factory, d)``.
 PROBLEMS: dict[str, tuple[Callable, int]] = {}
-PROBLEM_NAMES = ("branin", "hartmann6", "levy4")
+#: The benchmark's problems (the default of ``reproduce drifting``).
+BENCHMARK_PROBLEMS = ("branin", "hartmann6", "levy4")
+#: Problems no rule of the benchmark was chosen on: a check that a rule's gains are not the benchmark's alone.
+HELD_OUT_PROBLEMS = ("hartmann3", "styblinskitang3")
+PROBLEM_NAMES = BENCHMARK_PROBLEMS + HELD_OUT_PROBLEMS
 DRIFT_SCENARIOS = ("abrupt", "drift", "stationary")
 BOTORCH_METHODS = {
     "botorch_ucb": "BoTorch SingleTaskGP + UCB (refit each round)",
@@ -69,13 +73,15 @@ NUM_CANDIDATES = 2048
 
 def _problems() -> dict[str, tuple[Callable, int]]:
     if not PROBLEMS:
-        from botorch.test_functions import Branin, Hartmann, Levy
+        from botorch.test_functions import Branin, Hartmann, Levy, StyblinskiTang
 
         PROBLEMS.update(
             {
                 "branin": (lambda: Branin(), 2),
                 "hartmann6": (lambda: Hartmann(dim=6), 6),
                 "levy4": (lambda: Levy(dim=4), 4),
+                "hartmann3": (lambda: Hartmann(dim=3), 3),
+                "styblinskitang3": (lambda: StyblinskiTang(dim=3), 3),
             }
         )
     return PROBLEMS

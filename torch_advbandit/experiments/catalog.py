@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..kernels import KERNEL_NAMES
 from .adversarial import ENVIRONMENTS, TrialConfig
-from .botorch_drift import BOTORCH_METHODS, DRIFT_SCENARIOS, PROBLEM_NAMES, BoTorchDriftTrialConfig
+from .botorch_drift import BENCHMARK_PROBLEMS, BOTORCH_METHODS, DRIFT_SCENARIOS, BoTorchDriftTrialConfig
 from .drift import DRIFT_POLICY_LABELS, FIGURE1_POLICIES, figure1_configs
 from .drift_report import (
     drifting_markdown,
@@ -154,7 +154,9 @@ def _drifting_configs(options: Options) -> list[Trial]:
     unknown = sorted(set(methods) - set(BOTORCH_METHODS))
     if unknown:
         raise ValueError(f"drifting methods must be among {sorted(BOTORCH_METHODS)}, got {unknown}")
-    problems = options.problems or (("branin",) if options.quick else PROBLEM_NAMES)
+    if "botorch_ucb" not in methods:  # every ratio is to vanilla BoTorch on the same seeds (records reused if there)
+        methods = ("botorch_ucb", *methods)
+    problems = options.problems or (("branin",) if options.quick else BENCHMARK_PROBLEMS)
     horizon = options.horizons[0] if options.horizons else (12 if options.quick else 50)
     seeds = options.seeds or (2 if options.quick else 5)
     n = 256 if options.quick else 2048

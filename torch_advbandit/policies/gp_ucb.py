@@ -58,7 +58,10 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             :mod:`~torch_advbandit.policies.change_points`; every observation is kept).
         fit_hyperparameters: refit the kernel's hyperparameters and ``λ`` by maximum weighted
             marginal likelihood (BoTorch's ``fit_gpytorch_mll``, age weights fixed) after every
-            ``fit_every``-th observation, from two observations on.
+            ``fit_every``-th observation, from two observations on. Under ``discount="auto"`` the fit weighs
+            every row the memory keeps alike (``η = 1``; the rows since a change point under one): the
+            chosen discount weighs the posterior only, so a memory that shortens does not fit the kernel to a
+            few recent rows.
             Each fit starts from ``kernel`` and BoTorch's initial noise, as a new ``SingleTaskGP`` does (``lam``
             is the noise until the first fit), and costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at
             ``t = 100``).
@@ -292,17 +295,19 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
         ``fit_every`` (one fit for several rows observed at once), else ``None``. ``null``, the change test's
         fit on every row (outcomes standardised), is that fit where the training set is every row at ``η = 1``
-        and the policy standardises."""
+        and the policy standardises. Under ``discount="auto"`` the fit is at ``η = 1`` whatever the memory's
+        discount (see ``fit_hyperparameters``)."""
         m = train_X.shape[0]
         if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
             return None
         positions = self.training_set(m, since)
         if positions.numel() < 2:  # right after a restart or a change point: nothing to fit yet
             return None
-        if null is not None and self.standardize and discount == 1.0 and positions.numel() == m:  # the test's fit
+        fit_discount = 1.0 if self.auto_discount else discount
+        if null is not None and self.standardize and fit_discount == 1.0 and positions.numel() == m:  # the test's fit
             return null_hyperparameters(null, self.candidates)
         return fit_hyperparameters(
-            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, discount,
+            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, fit_discount,
             standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),
         )  # fmt: skip
 
