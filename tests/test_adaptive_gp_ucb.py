@@ -419,15 +419,18 @@ def test_the_oracle_fits_only_the_rows_since_the_jump_and_is_vanilla_without_one
     assert same[0].chosen == same[1].chosen and same[0].expected_regret == same[1].expected_regret
 
 
-def test_the_automatic_memory_fits_the_kernel_on_every_row_it_keeps_whatever_its_discount():
+@pytest.mark.parametrize("significance", [None, 0.01])
+def test_the_automatic_memory_fits_the_kernel_on_every_row_it_keeps_whatever_its_discount(significance):
     """With ``discount="auto"`` the chosen ``η`` weighs the posterior only: in rounds where the memory is a discount
-    below 1 (every row kept), the kernel and ``λ`` are vanilla BoTorch's fit of a ``SingleTaskGP`` on every row."""
+    below 1 (every row kept), the kernel and ``λ`` are vanilla BoTorch's fit of a ``SingleTaskGP`` on every row (with
+    ``significance``, the change test's own fit on every row, reused)."""
     from botorch.models import SingleTaskGP
     from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 
     X = torch.linspace(0, 1, 101, dtype=DT).unsqueeze(-1)
     policy = WGPUCB(X, get_covar_module_with_dim_scaled_prior(ard_num_dims=1).to(DT), 60, discount="auto", lam=0.1,
-                    beta=2.0, fit_hyperparameters=True, generator=torch.Generator().manual_seed(0))  # fmt: skip
+                    beta=2.0, fit_hyperparameters=True, significance=significance,
+                    generator=torch.Generator().manual_seed(0))  # fmt: skip
     noise = torch.Generator().manual_seed(1)
     design = torch.arange(0, 101, 20)
     policy.observe(X[design], torch.sin(6 * X[design]))
