@@ -758,7 +758,17 @@ CASES = [
         ValueError,
         "ages must be a non-negative",
     ),
+    ("AveragedGP", "weights not summing to 1", lambda: _averaged([0.5, 0.4]), ValueError, "weights must be non-neg"),
+    ("AveragedGP", "a weight a model missing", lambda: _averaged([1.0]), ValueError, "models and weights must be"),
 ]
+
+
+def _averaged(weights):
+    from torch_advbandit.memory_average import AveragedGP
+    from torch_advbandit.models import fixed_noise_gp
+
+    gp = fixed_noise_gp(X[:3], X[:3], torch.full((3, 1), 0.1, dtype=DT), K)
+    return AveragedGP([gp, gp], weights)
 
 
 def _scaled_kernel():

@@ -33,9 +33,11 @@ PINNED = {
     "wgp_auto_fitted@5": "b9def132237c9232",
     "wgp_auto_fitted@6": "b9def132237c9232",  # the 24-round probe keeps η = 1 under both
     "wgp_auto_fitted@7": "7483d59772c346fc",
+    "wgp_auto_fitted@8": "61c841455e569d13",
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
     "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
+    "wgp_auto_tested@4": "3855651dcb5b728e",
     "tv_fitted@1": "3a6b026120574af3",
     "tv_fitted@2": "da6ea08d2915558d",
     "tv_tested@1": "376a480f3d010156",

@@ -95,7 +95,30 @@ class CholeskyCache:
         return L
 
 
-class FactoredGP(Model):
+class SingleOutputModel(Model):
+    """A BoTorch ``Model`` of one output and no batch: the properties :class:`FactoredGP` and
+    :class:`~torch_advbandit.memory_average.AveragedGP` share, and the check of ``posterior``'s ``output_indices``.
+
+    Example:
+        >>> SingleOutputModel.check_output_indices(None)  # nothing to say
+    """
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return torch.Size()
+
+    @classmethod
+    def check_output_indices(cls, output_indices) -> None:
+        """``ValueError`` unless ``output_indices`` is ``None`` or ``[0]``."""
+        if output_indices not in (None, [0]):
+            raise ValueError(f"{cls.__name__} has one output, got output_indices={output_indices!r}")
+
+
+class FactoredGP(SingleOutputModel):
     """Exact GP posterior on ``(train_X, train_Y)`` from the factor ``L Lᵀ = K + diag(noise)``.
 
     Posterior at ``X`` (``Tensor[..., q, d]``), [Rasmussen2006, Alg. 2.1]:
@@ -140,22 +163,13 @@ class FactoredGP(Model):
         centred = (train_Y - self.mean_constant).unsqueeze(-1)
         self.alpha = torch.cholesky_solve(centred, factor).squeeze(-1)  # (K + diag(noise))⁻¹ (y − c)
 
-    @property
-    def num_outputs(self) -> int:
-        return 1
-
-    @property
-    def batch_shape(self) -> torch.Size:
-        return torch.Size()
-
     def half_log_det(self) -> float:
         """``½ log det(K + diag(noise)) = Σ log L_ii``."""
         return float(self.factor.diagonal().log().sum())
 
     def posterior(self, X, output_indices=None, observation_noise=False, posterior_transform=None, **kwargs):
         """``GPyTorchPosterior`` at ``X`` (``Tensor[..., q, d]``): mean ``[..., q, 1]``, joint covariance over ``q``."""
-        if output_indices not in (None, [0]):
-            raise ValueError(f"FactoredGP has one output, got output_indices={output_indices!r}")
+        self.check_output_indices(output_indices)
         shape, d = X.shape[:-1], X.shape[-1]
         flat = X.reshape(-1, d)
         cross = kernel_matrix(self.kernel, self.train_X, flat)  # m × (batch·q)

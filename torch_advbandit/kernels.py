@@ -215,6 +215,24 @@ def kernel_matrix(
     return out
 
 
+def bordered_gram(K: torch.Tensor, kernel: Kernel, X: torch.Tensor) -> torch.Tensor:
+    """The kernel matrix of ``X`` (``Tensor[k + 1, d]``) from ``K`` (``Tensor[k, k]``), that of ``X[:-1]``: one new
+    row and column, ``k(x_new, X)``.
+
+    Example:
+        >>> k, X = make_kernel("se", 1), torch.rand(4, 1, dtype=torch.float64)
+        >>> torch.allclose(bordered_gram(kernel_matrix(k, X[:3], X[:3]), k, X), kernel_matrix(k, X, X))
+        True
+    """
+    row = kernel_matrix(kernel, X[-1:], X).squeeze(0)
+    m = K.shape[0]
+    grown = K.new_empty(m + 1, m + 1)
+    grown[:m, :m] = K
+    grown[m, :] = row
+    grown[:, m] = row
+    return grown
+
+
 def kernel_columns(
     kernel: Kernel, X: torch.Tensor, index: torch.Tensor, *, block_entries: int = DEFAULT_BLOCK_ENTRIES
 ) -> torch.Tensor:

@@ -41,11 +41,11 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann3": 1,
     "styblinskitang3": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 7,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
+    "wgp_auto_fitted": 8,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
     # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored;
-    # 7: fits at η = 1 whatever the memory's discount
-    "wgp_auto_tested": 3,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
-    # wgp_auto_fitted@7
+    # 7: fits at η = 1 whatever the memory's discount; 8: selections average the memories
+    "wgp_auto_tested": 4,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
+    # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..discount_selection import AUTO_DISCOUNTS, NewRow
+from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, NewRow
+from ..memory_average import memory_weights
 
 #: The newest change-point candidates kept (the best-scoring older one is kept too).
 MAX_RECENT = 20
@@ -132,13 +133,42 @@ class ChangePoints:
         if self.scored <= WARMUP:
             return 1.0, 0
         scores = self.competing(discount_scores)
-        memory = [math.inf if eta == 1.0 else 1.0 / (1.0 - eta) for eta in AUTO_DISCOUNTS]
-        memory += [float(m - tau) for tau in self.positions.tolist()]
+        memories, lengths = self.memories(m)
         near = (scores >= scores.max() - margin).nonzero().squeeze(-1).tolist()
-        pick = max(near, key=lambda i: (memory[i], -i))
-        if pick < len(AUTO_DISCOUNTS):
-            return AUTO_DISCOUNTS[pick], 0
-        return 1.0, int(self.positions[pick - len(AUTO_DISCOUNTS)])
+        return memories[max(near, key=lambda i: (lengths[i], -i))]
+
+    def memories(self, m: int) -> tuple[list[tuple[float, int]], list[float]]:
+        """The memories in the order of :meth:`competing`, as ``(η, since)``, and their lengths for a history of ``m``
+        rows: a discount ``η`` remembers about ``1/(1 − η)`` rows (``η = 1``: all, ``inf``), a change point ``τ`` the
+        ``m − τ`` rows since it.
+
+        Example:
+            >>> one = torch.ones(1, dtype=torch.float64)
+            >>> memories, lengths = ChangePoints(torch.tensor([5]), one - 1, one).memories(9)
+            >>> memories[0], memories[-1], lengths[-1]
+            ((1.0, 0), (1.0, 5), 4.0)
+        """
+        memories = [(eta, 0) for eta in AUTO_DISCOUNTS] + [(1.0, int(tau)) for tau in self.positions.tolist()]
+        lengths = [math.inf if eta == 1.0 else 1.0 / (1.0 - eta) for eta in AUTO_DISCOUNTS]
+        return memories, lengths + [float(m - tau) for tau in self.positions.tolist()]
+
+    def averaged(self, discount_scores: torch.Tensor, m: int) -> list[tuple[tuple[float, int], float]]:
+        """``((η, since), weight)`` of the memories a selection averages for a history of ``m`` rows
+        (:func:`~torch_advbandit.memory_average.memory_weights` of the competing scores, prior log-odds
+        :data:`~torch_advbandit.discount_selection.AUTO_MARGIN` for every row at ``η = 1``); none until more than
+        :data:`WARMUP` lone rows have been scored.
+
+        Example:
+            >>> one = torch.ones(1, dtype=torch.float64)
+            >>> cp = ChangePoints(torch.tensor([5]), one - 1, one, scored=12)
+            >>> [(mem, round(w, 3)) for mem, w in cp.averaged(torch.full((7,), -30.0, dtype=torch.float64), 9)]
+            [((1.0, 5), 1.0)]
+        """
+        if self.scored <= WARMUP:
+            return []
+        memories, lengths = self.memories(m)
+        weights = memory_weights(self.competing(discount_scores), lengths, AUTO_MARGIN)
+        return [(memories[i], w) for i, w in weights]
 
     def state(self) -> dict[str, torch.Tensor]:
         """The candidates as a saved state's entries."""

@@ -22,17 +22,18 @@ from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
 from ..discount_selection import AUTO_DISCOUNTS, NewRow, change_point_stats, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
 from ..fitting import fit_seed
-from ..kernels import kernel_diag, kernel_matrix
+from ..kernels import bordered_gram, kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
 from .adaptation import competed, fit_hyperparameters
 from .asks import AnyRowsMixin
 from .base import Policy
 from .change_points import ChangePoints
+from .gp_ucb_selection import GPUCBSelectionMixin
 from .gp_ucb_state import GPUCBStateMixin
 from .tested_change import accepted_change, null_hyperparameters
 
 
-class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
+class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
     """The GP-UCB loop shared by the non-stationary algorithms (docs/public_api.rst protocol).
 
     Round ``t``: hand the model the observations :meth:`training_set` picks, with the ages
@@ -55,7 +56,9 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             weighs every observation alike; ``"auto"`` chooses the memory each round by one-step-ahead
             predictive likelihood: a discount of :data:`~torch_advbandit.discount_selection.AUTO_DISCOUNTS`
             or a change point, every row since a recent round (:mod:`~torch_advbandit.discount_selection`,
-            :mod:`~torch_advbandit.policies.change_points`; every observation is kept).
+            :mod:`~torch_advbandit.policies.change_points`; every observation is kept). With
+            ``fit_hyperparameters=True`` selections average the memories by their scores
+            (:mod:`~torch_advbandit.memory_average`, :meth:`averaged_memories`).
         fit_hyperparameters: refit the kernel's hyperparameters and ``λ`` by maximum weighted
             marginal likelihood (BoTorch's ``fit_gpytorch_mll``, age weights fixed) after every
             ``fit_every``-th observation, from two observations on. Under ``discount="auto"`` the fit weighs
@@ -212,17 +215,18 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             return self.beta_scale * self.theory_beta(model.half_log_det() - 0.5 * m * math.log(self.lam))
         return self.beta_scale * self.theory_beta(self.information_gain())
 
-    def _model_data(self):
-        """``(positions, X, Y, noise)`` handed to the model, ``Y`` and ``noise`` (``Tensor[m]``) on the model's
-        scale; ``None`` without observations."""
-        positions = self.training_set()
+    def _model_data(self, discount: float | None = None, since: int | None = None):
+        """``(positions, X, Y, noise)`` handed to the model (default: of the memory ``(η, since)`` in force), ``Y`` and
+        ``noise`` (``Tensor[m]``) on the model's scale; ``None`` without observations."""
+        discount, since = (self.discount, self.since) if discount is None else (discount, since)
+        positions = self.training_set(since=since)
         if positions.numel() == 0:
             return None
-        keep, noise = discounted_noise(self.ages(positions), self.discount, self.lam)
+        keep, noise = discounted_noise(self.ages(positions), discount, self.lam)
         positions = positions[keep]
         X, Y, noise = self.train_X[positions], self.rewards[positions], noise.squeeze(-1)
         if self.standardize:
-            stats = change_point_stats(self.rewards, self.since)  # as the memories' predictions do
+            stats = change_point_stats(self.rewards, since)  # as the memories' predictions do
             mean, std = stats if stats is not None else weighted_stats(Y, (self.lam / noise).log())
             Y, noise = (Y - mean) / std, noise / std**2
         return positions, X, Y, noise
@@ -232,15 +236,6 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
         if (data := self._model_data()) is None:
             return None
         return fixed_noise_gp(data[1], data[2].unsqueeze(-1), data[3].unsqueeze(-1), self.kernel, self.mean_constant)
-
-    def selection_model(self) -> FactoredGP | None:
-        """:meth:`model`'s posterior as a :class:`~torch_advbandit.factored_gp.FactoredGP` (what selections use):
-        one Cholesky factor of the kept kernel matrix plus noise, bordered by a row when only a row was added."""
-        if (data := self._model_data()) is None:
-            return None
-        positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
-        L = self._factors.factor(self._kept_block(positions), noise)
-        return FactoredGP(X, Y, self.kernel, L, mean_constant=self.mean_constant, new_noise=float(noise[-1]))
 
     def _update(self, index: int, reward: float) -> None:
         self._update_rows(self.candidates[index : index + 1], self.rewards.new_tensor([reward]))
@@ -321,14 +316,7 @@ class GPUCBPolicy(GPUCBStateMixin, AnyRowsMixin, Policy):
             return gram[:0, :0], first
         if kernel is not self.kernel or gram.shape[0] != m - 1 - start:  # new hyperparameters: anew
             return kernel_matrix(kernel, past, past), first
-        keep = gram[first - start :, first - start :]
-        row = kernel_matrix(kernel, past[-1:], past).squeeze(0)  # k(x_new, kept points and itself)
-        k = keep.shape[0]
-        grown = torch.empty(k + 1, k + 1, dtype=gram.dtype, device=gram.device)
-        grown[:k, :k] = keep
-        grown[k, :] = row
-        grown[:, k] = row
-        return grown, first
+        return bordered_gram(gram[first - start :, first - start :], kernel, past), first
 
     def diagnostics(self) -> dict[str, float]:
         """``beta`` used by the latest selection, ``model_size`` (the observations handed to the model:

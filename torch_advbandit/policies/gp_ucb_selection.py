@@ -1,0 +1,53 @@
+"""What the GP-UCB policies select on: one memory's posterior, or the average over memories of ``discount="auto"``
+(:mod:`~torch_advbandit.memory_average`)."""
+
+from __future__ import annotations
+
+from ..factored_gp import CholeskyCache, FactoredGP
+from ..memory_average import AveragedGP
+
+
+class GPUCBSelectionMixin:
+    """``selection_model`` of :class:`~torch_advbandit.policies.gp_ucb.GPUCBPolicy`: the model its selections use.
+
+    Example:
+        >>> import torch
+        >>> from torch_advbandit import WGPUCB
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = WGPUCB(X, make_kernel("se", 1), 10, discount="auto", lam=0.01)
+        >>> policy.update(policy.select(), 0.3)
+        >>> type(policy.selection_model()).__name__, policy.averaged_memories()
+        ('FactoredGP', [])
+    """
+
+    def selection_model(self) -> FactoredGP | AveragedGP | None:
+        """What selections use: :meth:`model`'s posterior as a :class:`~torch_advbandit.factored_gp.FactoredGP` (one
+        Cholesky factor of the kept kernel matrix plus noise, bordered by a row when only a row was added), or,
+        where :meth:`averaged_memories` holds several, the :class:`~torch_advbandit.memory_average.AveragedGP` of
+        their posteriors, each on its own model scale (with ``standardize``, the outcomes standardised by that memory's
+        own weighted statistics: the average is of the memories' standardised posteriors, on which each one's UCB
+        ranks the candidates as on the outcomes' scale)."""
+        if (data := self._model_data()) is None:
+            return None
+        members = [(m, w, self._model_data(*m)) for m, w in self.averaged_memories()]
+        members = [(m, w, d) for m, w, d in members if d is not None]  # a memory of no row is left out
+        if len(members) < 2:
+            return self._factored(data, self._factors)
+        total = sum(w for _, w, _ in members)
+        models = [self._factored(d, self._factors if m == (self.discount, self.since) else None) for m, _, d in members]
+        return AveragedGP(models, [w / total for _, w, _ in members])
+
+    def _factored(self, data, cache: CholeskyCache | None) -> FactoredGP:
+        positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
+        K = self._kept_block(positions)
+        L = cache.factor(K, noise) if cache is not None else CholeskyCache().factor(K, noise)
+        return FactoredGP(X, Y, self.kernel, L, mean_constant=self.mean_constant, new_noise=float(noise[-1]))
+
+    def averaged_memories(self) -> list[tuple[tuple[float, int], float]]:
+        """``((η, since), weight)`` of the memories selections average (:meth:`ChangePoints.averaged`) with
+        ``discount="auto"`` and fitted hyperparameters; none otherwise, and none while a change found with
+        ``significance`` is in force (the model keeps the rows since it alone)."""
+        if not (self.auto_discount and self.fit_hyperparameters) or (self.significance and self.since > 0):
+            return []
+        return self.change_points.averaged(self.discount_scores, self.train_X.shape[0])
