@@ -28,15 +28,13 @@ class GPUCBSelectionMixin:
         their posteriors, each on its own model scale (with ``standardize``, the outcomes standardised by that memory's
         own weighted statistics: the average is of the memories' standardised posteriors, on which each one's UCB
         ranks the candidates as on the outcomes' scale)."""
-        if (data := self._model_data()) is None:
-            return None
-        members = [(m, w, self._model_data(*m)) for m, w in self.averaged_memories()]
-        members = [(m, w, d) for m, w, d in members if d is not None]  # a memory of no row is left out
+        members = self.averaged_memories()  # every memory holds a row: a change point τ is at most the newest row
         if len(members) < 2:
-            return self._factored(data, self._factors)
-        total = sum(w for _, w, _ in members)
-        models = [self._factored(d, self._factors if m == (self.discount, self.since) else None) for m, _, d in members]
-        return AveragedGP(models, [w / total for _, w, _ in members])
+            data = self._model_data()
+            return None if data is None else self._factored(data, self._factors)
+        chosen = (self.discount, self.since)  # its factor is the one kept from round to round
+        models = [self._factored(self._model_data(*m), self._factors if m == chosen else None) for m, _ in members]
+        return AveragedGP(models, [w for _, w in members])
 
     def _factored(self, data, cache: CholeskyCache | None) -> FactoredGP:
         positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
