@@ -28,13 +28,22 @@ the same width (BoTorch's ``beta = 4``). Methods (``--methods``, all by default)
 
 Prints the dynamic regret ``Σ_t max_x f_t(x) − f_t(x_t)`` of each (mean ± s.e. over seeds), and writes
 the table (``table.md``) and ``regret.png``. ``SMOKE_TEST=1`` runs a few rounds (CI).
+
+Each finished loop is kept in ``runs-<method>.json`` in the output folder, under a fingerprint of the code that
+ran it (this script, the sources of ``torch_advbandit``, the versions of torch, gpytorch and botorch): a rerun,
+or one interrupted and started again, redoes only the loops missing for the same code, and a file that is
+damaged or was written by other code is not used. Runs for disjoint ``--methods`` can share a folder at the
+same time; the table and figure show the methods asked for.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import torch
@@ -49,6 +58,7 @@ from botorch.utils.transforms import standardize
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from tqdm.auto import tqdm
 
+import torch_advbandit
 from torch_advbandit import WGPUCB, TimeVaryingGPUCB
 from torch_advbandit.acquisition import discounted_ucb
 from torch_advbandit.domains import discretize
@@ -138,6 +148,43 @@ def run(method: str, horizon: int, seed: int, bar) -> list[float]:
     return regret
 
 
+def code_fingerprint() -> str:
+    """SHA-256 of this script, the package's sources and the versions of torch, gpytorch and botorch."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    package = Path(torch_advbandit.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    for name in ("torch", "gpytorch", "botorch"):
+        digest.update(f"{name}={metadata.version(name)}".encode())
+    return digest.hexdigest()
+
+
+def load_runs(path: Path, fingerprint: str, rounds: int) -> dict[int, list[float]]:
+    """The loops kept in ``path`` (seed → cumulative regret) if it was written by this code for ``rounds``
+    rounds; none when it is missing, damaged or from other code (a warning says which)."""
+    if not path.exists():
+        return {}
+    try:
+        record = json.loads(path.read_text())
+        if record["fingerprint"] != fingerprint or record["rounds"] != rounds:
+            return {}
+        runs = {int(seed): [float(v) for v in curve] for seed, curve in record["runs"].items()}
+        if any(len(curve) != rounds for curve in runs.values()):
+            raise ValueError("a curve of the wrong length")
+        return runs
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        warnings.warn(f"{path} is damaged ({err}); its loops are run again", stacklevel=2)
+        return {}
+
+
+def save_runs(path: Path, fingerprint: str, rounds: int, runs: dict[int, list[float]]) -> None:
+    """Writes ``runs`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    record = {"fingerprint": fingerprint, "rounds": rounds, "runs": {str(s): c for s, c in sorted(runs.items())}}
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(record))
+    partial.replace(path)
+
+
 def main() -> None:
     smoke = os.environ.get("SMOKE_TEST") == "1"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -147,11 +194,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("EXAMPLE_OUT", "results/drifting_branin")))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    curves: dict[str, list[list[float]]] = {method: [] for method in args.methods}
-    with tqdm(total=len(curves) * args.seeds * args.rounds, unit="round") as bar:
-        for seed in range(args.seeds):
-            for method in curves:
-                curves[method].append(run(method, args.rounds, seed, bar))
+    fingerprint = code_fingerprint()
+    kept = {m: load_runs(args.out / f"runs-{m}.json", fingerprint, args.rounds) for m in args.methods}
+    todo = [(seed, m) for seed in range(args.seeds) for m in kept if seed not in kept[m]]
+    with tqdm(total=len(todo) * args.rounds, unit="round") as bar:
+        for seed, method in todo:
+            kept[method][seed] = run(method, args.rounds, seed, bar)
+            save_runs(args.out / f"runs-{method}.json", fingerprint, args.rounds, kept[method])
+    curves = {m: [kept[m][seed] for seed in range(args.seeds)] for m in args.methods}
     lines = ["| method | rounds | seeds | dynamic regret (mean ± s.e.) | / vanilla |", "|---|---|---|---|---|"]
     base = mean_se([r[-1] for r in curves["vanilla"]])[0] if "vanilla" in curves else float("nan")
     for method, runs in curves.items():

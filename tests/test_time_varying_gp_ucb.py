@@ -243,9 +243,11 @@ def test_the_likelihood_ratio_statistic_is_the_dense_gaussian_log_density_ratio(
         assert (stats["time_lengthscale"] == math.inf) != expect_forgetting
 
 
-def test_the_statistic_compares_the_optima_of_the_nested_models_so_it_is_not_negative():
-    """On this sequence the space-time fit from its own start (``ℓ_τ`` at one horizon) stops 10.3 nats·2 below the
-    ``ε = 0`` fit, which it nests; refitted from the ``ε = 0`` optimum it is more likely, and that fit enters ``Λ``."""
+def test_the_statistic_compares_the_optima_of_the_nested_models_so_it_is_not_negative(monkeypatch):
+    """Where the space-time fit from its own start stops below the ``ε = 0`` fit, which it nests (here it is made
+    to stop at its start: whether L-BFGS-B stops short on a given sequence depends on the SciPy release), the fit
+    refitted from the ``ε = 0`` optimum is more likely, and that fit enters ``Λ``."""
+    import torch_advbandit.policies.time_varying_gp_ucb as tv
     from torch_advbandit.policies.change_point_test import _log_likelihood
 
     g = torch.Generator().manual_seed(1)
@@ -256,12 +258,31 @@ def test_the_statistic_compares_the_optima_of_the_nested_models_so_it_is_not_neg
         i = torch.randint(60, (1,), generator=g)
         y = torch.sin(5 * X[i, 0]) * torch.cos(4 * X[i, 1]) + 0.1 * torch.randn(1, generator=g, dtype=DT)
         policy.observe(X[i], y.unsqueeze(-1))
+
+    real_fit, real_gp, stop_at_start = tv.fit_or_keep_start, policy._gp, []
+
+    def fit(model, seed, **kwargs):  # the alternative's own fit stops where it started
+        if stop_at_start:
+            model.requires_grad_(False)
+            return True
+        return real_fit(model, seed, **kwargs)
+
+    def gp(start, start_from=None, **kwargs):
+        stop_at_start[:] = [True] if start_from is None and math.isfinite(start) and not kwargs else []
+        try:
+            return real_gp(start, start_from, **kwargs)
+        finally:
+            stop_at_start.clear()
+
+    monkeypatch.setattr(tv, "fit_or_keep_start", fit)
+    monkeypatch.setattr(policy, "_gp", gp)
     null = policy._gp(math.inf)
     own_start = 2 * (_log_likelihood(policy._gp(1.0)) - _log_likelihood(null))
     refit = 2 * (_log_likelihood(policy._gp(1.0, start_from=null)) - _log_likelihood(null))
-    assert own_start < -10.0 and refit > 0.1
+    assert own_start < -1.0 and refit > own_start
+    assert refit > -1e-6  # the refit starts near the nested optimum and does not fall below it
     policy.model()
-    assert policy.diagnostics()["lr_statistic"] == pytest.approx(refit, rel=1e-9)
+    assert policy.diagnostics()["lr_statistic"] == pytest.approx(refit, rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.slow
