@@ -279,10 +279,9 @@ def test_the_statistic_compares_the_optima_of_the_nested_models_so_it_is_not_neg
     null = policy._gp(math.inf)
     own_start = 2 * (_log_likelihood(policy._gp(1.0)) - _log_likelihood(null))
     refit = 2 * (_log_likelihood(policy._gp(1.0, start_from=null)) - _log_likelihood(null))
-    assert own_start < -1.0 and refit > own_start
-    assert refit > -1e-6  # the refit starts near the nested optimum and does not fall below it
+    assert own_start < -10.0 and refit > 0.1
     policy.model()
-    assert policy.diagnostics()["lr_statistic"] == pytest.approx(refit, rel=1e-9, abs=1e-9)
+    assert policy.diagnostics()["lr_statistic"] == pytest.approx(refit, rel=1e-9)
 
 
 @pytest.mark.slow
