@@ -12,6 +12,9 @@ standard deviation 0.05, reflected ``x → 1 − x`` from round ``--jump`` on. E
   (the drifting benchmark's ``botorch_ucb``);
 - ``wgp_auto``: ``WGPUCB(discount="auto", fit_hyperparameters=True)`` on ``ScaleKernel(MaternKernel(2.5, ARD))``;
 - ``wgp_auto_tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio);
+- ``wgp_auto_time_varying``: ``wgp_auto`` with ``time_varying_significance=0.01`` (selections on the space-time model
+  of ``TimeVaryingGPUCB`` where its fitted forgetting rate passes the likelihood-ratio test and no change point is in
+  force);
 - ``wgp_fixed_tested``: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` on the same kernel
   (a fixed forgetting rate, and nothing from before a change the test accepts);
 - ``tv_changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on the same kernel.
@@ -37,8 +40,13 @@ from torch_advbandit.experiments.botorch_drift import BoTorchUCB
 from torch_advbandit.experiments.report import mean_se
 
 D, N, DESIGN, NOISE, BETA = 6, 2048, 14, 0.05, 2.0
-#: The ``WGPUCB`` methods: ``(discount, significance)``.
-WGPUCB_METHODS = {"wgp_auto": ("auto", None), "wgp_auto_tested": ("auto", 0.01), "wgp_fixed_tested": (0.9, 0.01)}
+#: The ``WGPUCB`` methods: ``(discount, significance, time_varying_significance)``.
+WGPUCB_METHODS = {
+    "wgp_auto": ("auto", None, None),
+    "wgp_auto_tested": ("auto", 0.01, None),
+    "wgp_auto_time_varying": ("auto", None, 0.01),
+    "wgp_fixed_tested": (0.9, 0.01, None),
+}
 
 
 def make(method: str, X: torch.Tensor, seed: int):
@@ -47,10 +55,10 @@ def make(method: str, X: torch.Tensor, seed: int):
     if method == "botorch":
         return BoTorchUCB(X, None, beta=BETA, generator=generator)
     if method in WGPUCB_METHODS:
-        discount, level = WGPUCB_METHODS[method]
+        discount, level, time_varying = WGPUCB_METHODS[method]
         return WGPUCB(
             X, kernel, None, discount=discount, fit_hyperparameters=True, significance=level, beta=BETA,
-            generator=generator,
+            time_varying_significance=time_varying, generator=generator,
         )  # fmt: skip
     return TimeVaryingGPUCB(X, kernel, None, significance=0.01, change_points=True, beta=BETA, generator=generator)
 

@@ -375,6 +375,21 @@ CASES = [
         "significance tests a change between fitted models: it needs fit_hyperparameters=True",
     ),
     (
+        "WGPUCB",
+        "time_varying_significance outside (0, 0.5)",
+        lambda: WGPUCB(X, K, 10, discount="auto", fit_hyperparameters=True, time_varying_significance=0.5),
+        ValueError,
+        "time_varying_significance must be a number in \\(0, 0.5\\) or None",
+    ),
+    (
+        "WGPUCB",
+        "time_varying_significance with a fixed discount",
+        lambda: WGPUCB(X, K, 10, discount=0.9, fit_hyperparameters=True, time_varying_significance=0.01),
+        ValueError,
+        "time_varying_significance tests a fitted forgetting rate beside the automatic memory: it needs "
+        "discount='auto' and fit_hyperparameters=True",
+    ),
+    (
         "TimeVaryingGPUCB",
         "epsilon outside (0, 1)",
         lambda: TimeVaryingGPUCB(X, K, 10, epsilon=1.0),

@@ -34,6 +34,7 @@ PINNED = {
     "wgp_auto_fitted@6": "b9def132237c9232",  # the 24-round probe keeps η = 1 under both
     "wgp_auto_fitted@7": "7483d59772c346fc",
     "wgp_auto_fitted@8": "61c841455e569d13",
+    "wgp_auto_time_varying@1": "638f4dc53c543446",
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
     "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
@@ -84,7 +85,8 @@ def tiny(component: str):
         return BoTorchDriftTrialConfig(component, "abrupt", "botorch_ucb", 0, horizon=8, num_candidates=64)
     if component in ("tv_changes", "tv_changes_anytime"):  # a jump, so a change point is found
         return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=24, num_candidates=64)
-    if component in ("wgp_auto_fitted", "tv_fitted", "tv_tested"):  # long enough for the memory (or ε) to be fitted
+    fitted_late = ("wgp_auto_fitted", "wgp_auto_time_varying", "tv_fitted", "tv_tested")
+    if component in fitted_late:  # long enough for the memory (or ε) to be fitted
         return BoTorchDriftTrialConfig("branin", "drift", component, 0, horizon=24, num_candidates=64)
     if component in BOTORCH_METHODS:
         return BoTorchDriftTrialConfig("branin", "abrupt", component, 0, horizon=8, num_candidates=64)

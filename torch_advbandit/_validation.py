@@ -94,10 +94,11 @@ def check_unit_interval(value: object, name: str) -> float:
     return value
 
 
-def check_significance(value: object) -> float | None:
-    """Return ``significance`` (a test's level) after checking it is ``None`` or a number in ``(0, 0.5)``."""
+def check_significance(value: object, name: str = "significance") -> float | None:
+    """Return ``value`` (a test's level, the argument ``name``) after checking it is ``None`` or a number in
+    ``(0, 0.5)``."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5):
-        raise ValueError(f"significance must be a number in (0, 0.5) or None, got {value!r}")
+        raise ValueError(f"{name} must be a number in (0, 0.5) or None, got {value!r}")
     return value
 
 

@@ -11,7 +11,9 @@ scale). Every method runs ``optimize_acqf_discrete`` on the candidates with UCB 
 Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted with
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``), ``wgp_auto_tested`` (the
-same with changes tested at level 0.01, ``significance=0.01``),
+same with changes tested at level 0.01, ``significance=0.01``), ``wgp_auto_time_varying`` (the same with selections
+on the space-time model of ``tv_tested`` where its test passes and no change point is in force,
+``time_varying_significance=0.01``),
 ``wgp_fixed_fitted`` (``η = 0.9``), ``wgp_fixed_tested`` (``η = 0.9`` with changes tested at level 0.01: the
 discounted rows since the newest accepted change), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
 ``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);
@@ -57,6 +59,7 @@ BOTORCH_METHODS = {
     "botorch_ucb": "BoTorch SingleTaskGP + UCB (refit each round)",
     "wgp_auto_fitted": 'WGP-UCB, discount="auto", fitted',
     "wgp_auto_tested": 'WGP-UCB, discount="auto", fitted, changes tested',
+    "wgp_auto_time_varying": 'WGP-UCB, discount="auto", fitted, time-varying model tested',
     "wgp_fixed_fitted": "WGP-UCB, η = 0.9, fitted",
     "wgp_fixed_tested": "WGP-UCB, η = 0.9, fitted, changes tested",
     "sw_fitted": "SW-GP-UCB, W = 20, fitted",
@@ -191,6 +194,8 @@ def make_method(
         return WGPUCB(candidates, kernel, horizon, discount="auto", **common)
     if name == "wgp_auto_tested":
         return WGPUCB(candidates, kernel, horizon, discount="auto", significance=0.01, **common)
+    if name == "wgp_auto_time_varying":
+        return WGPUCB(candidates, kernel, horizon, discount="auto", time_varying_significance=0.01, **common)
     if name == "wgp_fixed_tested":
         return WGPUCB(candidates, kernel, horizon, discount=0.9, significance=0.01, **common)
     if name == "wgp_fixed_fitted":
@@ -269,5 +274,6 @@ class BoTorchDriftTrialConfig(WholeHorizon):
         policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1), jump_round=jump)
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
-        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=("discount", "since", "epsilon"))
+        recorded = ("discount", "since", "epsilon", "time_varying_statistic")
+        traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=recorded)
         return trial_record(self, traj, setup)

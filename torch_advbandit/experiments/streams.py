@@ -46,6 +46,7 @@ STREAM_VERSIONS: dict[str, int] = {
     # 7: fits at η = 1 whatever the memory's discount; 8: selections average the memories
     "wgp_auto_tested": 4,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
     # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8
+    "wgp_auto_time_varying": 1,
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise

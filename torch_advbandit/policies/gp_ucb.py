@@ -73,6 +73,12 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
             every observation, of a change at an unknown round (:mod:`~torch_advbandit.policies.tested_change`):
             where it passes, the model keeps only the rows since the newest accepted change, at ``η = 1`` under
             ``discount="auto"``, under the fixed discount or window otherwise. ``None`` (default): no test.
+        time_varying_significance: with ``discount="auto"`` and ``fit_hyperparameters=True``, the level
+            ``α ∈ (0, 0.5)`` of the likelihood-ratio test of :class:`~torch_advbandit.TimeVaryingGPUCB`'s fitted
+            forgetting rate ``ε`` against ``ε = 0``, run at each selection while the memory holds no change point:
+            where it passes, the selection is the UCB of that space-time model on every row
+            (:mod:`~torch_advbandit.policies.time_varying_selection`; three more fits a selection). ``None``
+            (default): no test.
         standardize: model the outcomes standardised by their age-weighted mean and standard
             deviation (the UCB's argmax is on the user's scale); default: ``fit_hyperparameters``.
         beta: fixed ``β`` (overrides the theory value); ``None`` for the theory value. With
@@ -106,6 +112,7 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         fit_hyperparameters: bool = False,
         fit_every: int = 1,
         significance: float | None = None,
+        time_varying_significance: float | None = None,
         standardize: bool | None = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
@@ -132,6 +139,13 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         self.significance = check_significance(significance)
         if significance is not None and not fit_hyperparameters:
             raise ValueError("significance tests a change between fitted models: it needs fit_hyperparameters=True")
+        self.time_varying_significance = check_significance(time_varying_significance, "time_varying_significance")
+        if time_varying_significance is not None and not (self.auto_discount and fit_hyperparameters):
+            raise ValueError(
+                "time_varying_significance tests a fitted forgetting rate beside the automatic memory: it needs "
+                "discount='auto' and fit_hyperparameters=True"
+            )
+        self.last_time_varying = float("nan")  # Λ of the latest selection's test (diagnostics only)
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
         self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
@@ -322,7 +336,12 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         """``beta`` used by the latest selection, ``model_size`` (the observations handed to the model:
         a sliding window's or a restart's cut shows here), ``discount`` (``η`` of the model), ``since``
         (the change point chosen by ``discount="auto"``: the model keeps no row observed before it; 0
-        when there is none, and always 0 for a fixed discount, a window or restarts) and ``lam``."""
+        when there is none, and always 0 for a fixed discount, a window or restarts) and ``lam``. With
+        ``time_varying_significance``: ``time_varying_statistic``, the latest selection's ``Λ`` of the fitted
+        forgetting rate (NaN where it was not tested: warming up, or a change point in force)."""
         size = float(self.training_set().numel())
         memory = {"discount": self.discount, "since": float(self.since)}
-        return {"beta": self.last_beta, "model_size": size, **memory, "lam": self.lam}
+        out = {"beta": self.last_beta, "model_size": size, **memory, "lam": self.lam}
+        if self.time_varying_significance is not None:
+            out["time_varying_statistic"] = self.last_time_varying
+        return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..factored_gp import CholeskyCache, FactoredGP
 from ..memory_average import AveragedGP
+from .time_varying_selection import tested_time_varying_model
 
 
 class GPUCBSelectionMixin:
@@ -21,13 +22,21 @@ class GPUCBSelectionMixin:
         ('FactoredGP', [])
     """
 
-    def selection_model(self) -> FactoredGP | AveragedGP | None:
+    def selection_model(self):
         """What selections use: :meth:`model`'s posterior as a :class:`~torch_advbandit.factored_gp.FactoredGP` (one
         Cholesky factor of the kept kernel matrix plus noise, bordered by a row when only a row was added), or,
         where :meth:`averaged_memories` holds several, the :class:`~torch_advbandit.memory_average.AveragedGP` of
         their posteriors, each on its own model scale (with ``standardize``, the outcomes standardised by that memory's
         own weighted statistics: the average is of the memories' standardised posteriors, on which each one's UCB
-        ranks the candidates as on the outcomes' scale)."""
+        ranks the candidates as on the outcomes' scale). With ``time_varying_significance``, while the memory holds
+        no change point, the space-time model of every row where its fitted forgetting rate passes the test
+        (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`)."""
+        if self.time_varying_significance is not None and self.train_X.shape[0]:
+            self.last_time_varying = float("nan")
+            if self.since == 0:
+                model, self.last_time_varying = tested_time_varying_model(self)
+                if model is not None:
+                    return model
         members = self.averaged_memories()  # every memory holds a row: a change point τ is at most the newest row
         if len(members) < 2:
             data = self._model_data()
