@@ -52,6 +52,19 @@ FACTORIES = {
         beta=2.0,
         generator=g,
     ),
+    # the same with selections on the space-time model where its fitted forgetting rate passes a test at level 0.01
+    "wgp_ucb_time_varying": lambda X, k, g, T: WGPUCB(
+        X,
+        k,
+        T,
+        discount="auto",
+        lam=0.05,
+        fit_hyperparameters=True,
+        fit_every=3,
+        time_varying_significance=0.01,
+        beta=2.0,
+        generator=g,
+    ),  # fmt: skip
     "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
     "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
     "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),

@@ -8,11 +8,11 @@ and stays in force. The space-time model of :class:`~torch_advbandit.TimeVarying
 forgetting rate ``ε`` tested against ``ε = 0`` by a likelihood ratio, docs/algorithms.rst §10) explains such data
 with a small noise and a covariance that decays with the time between rows, and its test finds them. With
 ``time_varying_significance=α`` each selection of ``WGPUCB(discount="auto", fit_hyperparameters=True)`` made while
-the memory holds no change point fits that model on every row (the rows of the initial design at one time, every
-later row one step later: time counts observations, as in :class:`~torch_advbandit.TimeVaryingGPUCB`) and, where
-its test passes at level ``α``, selects by UCB on it at the next step; elsewhere the selection is the automatic
-memory's. Cost per selection: the test's fits (the space-time model, the ``ε = 0`` model and a refit of one from
-the other's optimum: three L-BFGS runs on every row).
+the memory holds no change point fits that model on every row (the rows of the initial design at time 0, every later
+row at the count of the observations before it, as :class:`~torch_advbandit.TimeVaryingGPUCB` times lone rows)
+and, where its test passes at level ``α``, selects by UCB on it at the next step; elsewhere the selection is the
+automatic memory's. Cost per selection: the test's fits (the space-time model, the ``ε = 0`` model and a refit of one
+from the other's optimum: three L-BFGS runs on every row).
 """
 
 from __future__ import annotations
