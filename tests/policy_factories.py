@@ -22,6 +22,13 @@ from torch_advbandit.kernels import make_kernel
 
 EXP3 = dict(eta=0.3, alpha=0.1, lam=1.0, beta=0.05)
 
+
+def _auto_fitted(X, k, g, T, **tests):
+    """``WGPUCB(discount="auto")`` with hyperparameters and ``λ`` refitted every third observation, and ``tests``."""
+    return WGPUCB(X, k, T, discount="auto", lam=0.05, fit_hyperparameters=True, fit_every=3, beta=2.0, generator=g,
+                  **tests)  # fmt: skip
+
+
 FACTORIES = {
     "kernelized_exp3": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, generator=g),
     "kernelized_exp3_lowrank": lambda X, k, g, T: KernelizedExp3(X, k, T, **EXP3, estimator="lowrank", generator=g),
@@ -36,35 +43,11 @@ FACTORIES = {
     # no horizon (it sets defaults only); λ carries the factory's T so that configurations differ
     "wgp_ucb_anytime": lambda X, k, g, T: WGPUCB(X, k, None, discount=0.8, lam=T / 800, generator=g),
     # discount chosen online, hyperparameters and λ refitted every third observation
-    "wgp_ucb_adaptive": lambda X, k, g, T: WGPUCB(
-        X, k, T, discount="auto", lam=0.05, fit_hyperparameters=True, fit_every=3, beta=2.0, generator=g
-    ),
+    "wgp_ucb_adaptive": lambda X, k, g, T: _auto_fitted(X, k, g, T),
     # the same with a change at an unknown round tested at level 0.01 on every observation
-    "wgp_ucb_tested": lambda X, k, g, T: WGPUCB(
-        X,
-        k,
-        T,
-        discount="auto",
-        lam=0.05,
-        fit_hyperparameters=True,
-        fit_every=3,
-        significance=0.01,
-        beta=2.0,
-        generator=g,
-    ),
+    "wgp_ucb_tested": lambda X, k, g, T: _auto_fitted(X, k, g, T, significance=0.01),
     # the same with selections on the space-time model where its fitted forgetting rate passes a test at level 0.01
-    "wgp_ucb_time_varying": lambda X, k, g, T: WGPUCB(
-        X,
-        k,
-        T,
-        discount="auto",
-        lam=0.05,
-        fit_hyperparameters=True,
-        fit_every=3,
-        time_varying_significance=0.01,
-        beta=2.0,
-        generator=g,
-    ),  # fmt: skip
+    "wgp_ucb_time_varying": lambda X, k, g, T: _auto_fitted(X, k, g, T, time_varying_significance=0.01),
     "igp_ucb": lambda X, k, g, T: IGPUCB(X, k, T, lam=0.05, generator=g),
     "sw_gp_ucb": lambda X, k, g, T: SlidingWindowGPUCB(X, k, T, lam=0.05, window=5, generator=g),
     "r_gp_ucb": lambda X, k, g, T: RestartingGPUCB(X, k, T, lam=0.05, period=5, generator=g),
