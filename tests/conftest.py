@@ -15,6 +15,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: one torch thread a worker, so the workers share the cores
+    torch.set_num_threads(1)
+
 DT = torch.float64
 
 DEVICES = [

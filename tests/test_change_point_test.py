@@ -153,31 +153,32 @@ def test_the_markov_p_value_is_the_boundary_mixture_tail():
     assert markov_p_value(0.0) == 1.0 and markov_p_value(float("nan")) == 1.0
 
 
-@pytest.mark.slow
-def test_change_points_are_not_found_on_a_stationary_sequence_and_two_jumps_are_found_within_two_rounds():
+def _run_with_change_points(f):
+    """``since`` at each of 36 rounds of TV-GP-UCB with ε and change points tested at level 0.01 on ``f(t, x)``."""
     X = torch.linspace(0, 1, 40, dtype=DT).unsqueeze(-1)
     noise = torch.randn(36, generator=torch.Generator().manual_seed(5), dtype=DT) * 0.05
+    policy = TimeVaryingGPUCB(X, RBFKernel().to(DT), 36, warmup=5, significance=0.01, beta=2.0, change_points=True,
+                              generator=torch.Generator().manual_seed(0))  # fmt: skip
+    since = []
+    for t in range(36):
+        i = policy.select()
+        since.append(policy.diagnostics()["since"])
+        policy.update(i, float(f(t, X[i, 0])) + float(noise[t]))
+    return since
 
-    def run(f, **options):
-        policy = TimeVaryingGPUCB(X, RBFKernel().to(DT), 36, warmup=5, significance=0.01, beta=2.0,
-                                  generator=torch.Generator().manual_seed(0), **options)  # fmt: skip
-        since = []
-        for t in range(36):
-            i = policy.select()
-            since.append(policy.diagnostics()["since"])
-            policy.update(i, float(f(t, X[i, 0])) + float(noise[t]))
-        return policy, since
 
-    def still(t, x):
-        return torch.sin(6 * x)
-
-    _, since = run(still, change_points=True)
+@pytest.mark.slow
+def test_change_points_are_not_found_on_a_stationary_sequence():
+    since = _run_with_change_points(lambda t, x: torch.sin(6 * x))
     assert since == [0.0] * 36  # no change: the model of every round is the tested ε's
 
+
+@pytest.mark.slow
+def test_two_jumps_are_found_within_two_rounds():
     def two_jumps(t, x):
         return torch.sin(6 * x) if t < 12 else (-torch.sin(6 * x) if t < 24 else torch.cos(6 * x))
 
-    _, since = run(two_jumps, change_points=True)
+    since = _run_with_change_points(two_jumps)
     # each found with the second row of the new function (a split leaves two rows after it), then at the jump
     assert since[:13] == [0.0] * 13 and since[13] in (11.0, 12.0) and since[14:25] == [12.0] * 11
     assert since[25] in (23.0, 24.0) and since[26:] == [24.0] * 10
