@@ -15,8 +15,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: one torch thread a worker, so the workers share the cores
+if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: one torch thread a worker, so the workers share the cores,
     torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # and in the processes a test starts (a notebook's kernel, a script)
 
 DT = torch.float64
 

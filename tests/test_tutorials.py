@@ -13,8 +13,6 @@ def test_notebook_runs_top_to_bottom_in_smoke_mode(path, monkeypatch):
     nbclient = pytest.importorskip("nbclient", reason="the tutorials need nbclient (pip install -e '.[test]')")
     monkeypatch.setitem(os.environ, "SMOKE_TEST", "1")
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend, so figures are outputs
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # the kernel shares the cores with the other workers: one thread
-        monkeypatch.setitem(os.environ, "OMP_NUM_THREADS", "1")
     book = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(book, timeout=600, kernel_name="python3")
     client.execute(cwd=str(path.parent))
