@@ -11,10 +11,14 @@ import math
 
 import pytest
 import torch
+from conftest import grid
 from policy_factories import FACTORIES, make
 
+from torch_advbandit import TimeVaryingGPUCB
+from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies import RandomizedPolicy
 from torch_advbandit.policies.settings import same_settings
+from torch_advbandit.policies.time_varying_gp_ucb import critical_value
 
 NAMES = list(FACTORIES)
 
@@ -190,6 +194,51 @@ def test_a_kernel_that_raises_once_inside_an_update_leaves_no_trace(name, failur
     twin.update(j, 0.3)
     same_state(policy.state_dict(), twin.state_dict())
     same(play(policy, 4, offset=4), play(twin, 4, offset=4))
+
+
+@pytest.mark.parametrize("failure", [RuntimeError, KeyboardInterrupt])
+@pytest.mark.parametrize("name", ["wgp_ucb_adaptive", "wgp_ucb_tested", "wgp_ucb_time_varying", "tv_gp_ucb_fitted"])
+def test_a_kernel_that_raises_inside_a_fitting_select_leaves_no_trace(name, failure, monkeypatch):
+    """A select that refits the hyperparameters (and, with ``time_varying_significance``, fits and tests the
+    space-time model; TV-GP-UCB fits and tests its forgetting rate) is stopped at its first, middle and last kernel
+    evaluation: state and diagnostics as before each time."""
+
+    def fitting(seed):
+        if name in FACTORIES:
+            return make(name, seed)
+        return TimeVaryingGPUCB(grid(30), make_kernel("matern52", 1), 40, significance=0.01, beta=2.0,
+                                generator=torch.Generator().manual_seed(seed))  # fmt: skip
+
+    policy, twin = fitting(2), fitting(2)
+    play(policy, 12)
+    play(twin, 12)
+    cls, real, calls = type(_kernel_of(policy)), type(_kernel_of(policy)).forward, [0]
+
+    def counted(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == calls[1]:
+            raise failure("injected")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "forward", counted)
+    twin_state, reported, calls[:] = twin.state_dict(), repr(policy.diagnostics()), [0, -1]
+    j = twin.select()  # counts the kernel evaluations of a whole select
+    evaluations = calls[0]
+    if name == "wgp_ucb_time_varying":  # the space-time model was fitted, tested and selected on
+        assert twin.diagnostics()["time_varying_statistic"] > critical_value(0.01)
+    for at in sorted({1, evaluations // 2, evaluations}):
+        calls[:] = [0, at]
+        with pytest.raises(failure, match="injected"):
+            policy.select()
+        same_state(policy.state_dict(), twin_state)
+        assert repr(policy.diagnostics()) == reported  # the last test's statistic, not a half-run one
+    calls[:] = [0, -1]
+    assert policy.select() == j
+    same_state(policy.state_dict(), twin.state_dict())
+    monkeypatch.undo()
+    policy.update(j, 0.4)
+    twin.update(j, 0.4)
+    same(play(policy, 3, offset=13), play(twin, 3, offset=13))
 
 
 @pytest.mark.parametrize("name", ["kernelized_exp3", "kernelized_exp3_lowrank", "rls_kernelized_exp3", "apg_exp3"])

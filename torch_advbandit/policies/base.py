@@ -55,6 +55,9 @@ class Policy(ABC):
 
     #: Constructor arguments of this class that are data handed down by a subclass, not settings.
     _not_settings: frozenset[str] = frozenset()
+    #: Attributes outside ``state_dict`` that a step sets on its way (what :meth:`diagnostics` reports of the latest
+    #: selection): put back, with the generator, when the step raises.
+    _reported_attributes: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -156,12 +159,15 @@ class Policy(ABC):
     def _atomically(self, step, *args):
         """Run ``step(*args)`` (a draw or an update); if it raises — a rejected reward, a kernel that
         raises, an interrupt — the generator is put back, so the policy is exactly as before (the
-        steps themselves assign their state only at the end)."""
+        steps themselves assign their state only at the end), and so are the ``_reported_attributes``."""
         saved = self.generator.get_state()
+        reported = {name: getattr(self, name) for name in self._reported_attributes}
         try:
             return step(*args)
         except BaseException:
             self.generator.set_state(saved)
+            for name, value in reported.items():
+                setattr(self, name, value)
             raise
 
     def _check_batch(self, index, reward) -> tuple[torch.Tensor, torch.Tensor]:

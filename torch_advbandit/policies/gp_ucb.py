@@ -101,6 +101,8 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         >>> policy.update(policy.select(), 0.4)
     """
 
+    _reported_attributes = ("last_beta", "last_time_varying")  # what diagnostics() reports of the latest selection
+
     def __init__(
         self,
         candidates: torch.Tensor,

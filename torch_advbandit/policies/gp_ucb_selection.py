@@ -32,11 +32,10 @@ class GPUCBSelectionMixin:
         no change point, the space-time model of every row where its fitted forgetting rate passes the test
         (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`)."""
         if self.time_varying_significance is not None and self.train_X.shape[0]:
-            self.last_time_varying = float("nan")
-            if self.since == 0:
-                model, self.last_time_varying = tested_time_varying_model(self)
-                if model is not None:
-                    return model
+            model, statistic = tested_time_varying_model(self) if self.since == 0 else (None, float("nan"))
+            self.last_time_varying = statistic  # assigned once the test has run: a failed fit leaves the last one
+            if model is not None:
+                return model
         members = self.averaged_memories()  # every memory holds a row: a change point τ is at most the newest row
         if len(members) < 2:
             data = self._model_data()

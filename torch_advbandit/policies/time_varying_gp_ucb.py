@@ -89,6 +89,8 @@ class TimeVaryingGPUCB(ObservedRowsMixin, AnyRowsMixin, Policy):
         ['beta', 'change_statistic', 'epsilon', 'lam', 'lr_statistic', 'model_size', 'since', 'time_lengthscale']
     """
 
+    _reported_attributes = ("last_beta", "_last_fit")  # what diagnostics() reports of the latest selection
+
     _tuned_for_horizon = False
 
     def __init__(
