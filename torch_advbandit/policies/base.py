@@ -55,8 +55,7 @@ class Policy(ABC):
 
     #: Constructor arguments of this class that are data handed down by a subclass, not settings.
     _not_settings: frozenset[str] = frozenset()
-    #: Attributes outside ``state_dict`` that a step sets on its way (what :meth:`diagnostics` reports of the latest
-    #: selection): put back, with the generator, when the step raises.
+    #: Plain attributes outside ``state_dict`` that a step sets (what :meth:`diagnostics` reports): restored on a raise.
     _reported_attributes: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -160,14 +159,12 @@ class Policy(ABC):
         """Run ``step(*args)`` (a draw or an update); if it raises — a rejected reward, a kernel that
         raises, an interrupt — the generator is put back, so the policy is exactly as before (the
         steps themselves assign their state only at the end), and so are the ``_reported_attributes``."""
-        saved = self.generator.get_state()
-        reported = {name: getattr(self, name) for name in self._reported_attributes}
+        saved, reported = self.generator.get_state(), {a: getattr(self, a) for a in self._reported_attributes}
         try:
             return step(*args)
         except BaseException:
             self.generator.set_state(saved)
-            for name, value in reported.items():
-                setattr(self, name, value)
+            self.__dict__.update(reported)
             raise
 
     def _check_batch(self, index, reward) -> tuple[torch.Tensor, torch.Tensor]:
@@ -179,11 +176,8 @@ class Policy(ABC):
         if not isinstance(rewards, (list, tuple)) or len(rewards) != len(pending):
             raise ValueError(f"reward must hold {len(pending)} values, one per pending draw")
         rewards = [check_reward(r[0] if isinstance(r, list) and len(r) == 1 else r, "reward") for r in rewards]
-        like = self.candidates
-        return (
-            torch.tensor(pending, dtype=torch.long, device=like.device),
-            torch.tensor(rewards, dtype=like.dtype, device=like.device),
-        )
+        device, dtype = self.candidates.device, self.candidates.dtype
+        return torch.tensor(pending, dtype=torch.long, device=device), torch.tensor(rewards, dtype=dtype, device=device)
 
     def observe(self, X: torch.Tensor, Y: torch.Tensor) -> None:
         """BoTorch-style ``update``.
