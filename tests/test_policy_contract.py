@@ -212,27 +212,28 @@ def test_a_kernel_that_raises_inside_a_fitting_select_leaves_no_trace(name, fail
     policy, twin = fitting(2), fitting(2)
     play(policy, 12)
     play(twin, 12)
-    cls, real, calls = type(_kernel_of(policy)), type(_kernel_of(policy)).forward, [0]
+    cls = type(_kernel_of(policy))
+    real, calls = cls.forward, {"made": 0, "raise_at": None}  # kernel evaluations so far; the one that raises
 
     def counted(self, *args, **kwargs):
-        calls[0] += 1
-        if calls[0] == calls[1]:
+        calls["made"] += 1
+        if calls["made"] == calls["raise_at"]:
             raise failure("injected")
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(cls, "forward", counted)
-    twin_state, reported, calls[:] = twin.state_dict(), repr(policy.diagnostics()), [0, -1]
+    twin_state, reported = twin.state_dict(), repr(policy.diagnostics())
     j = twin.select()  # counts the kernel evaluations of a whole select
-    evaluations = calls[0]
+    evaluations = calls["made"]
     if name == "wgp_ucb_time_varying":  # the space-time model was fitted, tested and selected on
         assert twin.diagnostics()["time_varying_statistic"] > critical_value(0.01)
     for at in sorted({1, evaluations // 2, evaluations}):
-        calls[:] = [0, at]
+        calls.update(made=0, raise_at=at)
         with pytest.raises(failure, match="injected"):
             policy.select()
         same_state(policy.state_dict(), twin_state)
         assert repr(policy.diagnostics()) == reported  # the last test's statistic, not a half-run one
-    calls[:] = [0, -1]
+    calls.update(made=0, raise_at=None)
     assert policy.select() == j
     same_state(policy.state_dict(), twin.state_dict())
     monkeypatch.undo()

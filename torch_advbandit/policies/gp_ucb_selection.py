@@ -33,7 +33,7 @@ class GPUCBSelectionMixin:
         (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`)."""
         if self.time_varying_significance is not None and self.train_X.shape[0]:
             model, statistic = tested_time_varying_model(self) if self.since == 0 else (None, float("nan"))
-            self.last_time_varying = statistic  # assigned once the test has run: a failed fit leaves the last one
+            self.last_time_varying = statistic  # set once the test has run (a raise in select restores it: _atomically)
             if model is not None:
                 return model
         members = self.averaged_memories()  # every memory holds a row: a change point τ is at most the newest row
