@@ -24,16 +24,19 @@ the same width (BoTorch's ``beta = 4``). Methods (``--methods``, all by default)
 * ``fixed``: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` on BoTorch's kernel (a fixed
   forgetting rate; where the test accepts a change, nothing from before it);
 * ``changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on BoTorch's kernel (a forgetting
-  rate and a change at an unknown round, each tested against none).
+  rate and a change at an unknown round, each tested against none);
+* ``time_varying``: ``WGPUCB(discount="auto", fit_hyperparameters=True, time_varying_significance=0.01)`` on
+  BoTorch's kernel (the automatic memory, with selections on a space-time model of the rows where its fitted
+  forgetting rate passes a likelihood-ratio test at level 0.01 and no change point is in force).
 
 Prints the dynamic regret ``Σ_t max_x f_t(x) − f_t(x_t)`` of each (mean ± s.e. over seeds), and writes
 the table (``table.md``) and ``regret.png``. ``SMOKE_TEST=1`` runs a few rounds (CI).
 
 Each finished loop is kept in ``runs-<method>.json`` in the output folder, under a fingerprint of the code that
-ran it (this script, the sources of ``torch_advbandit``, the versions of torch, gpytorch and botorch): a rerun,
-or one interrupted and started again, redoes only the loops missing for the same code, and a file that is
-damaged or was written by other code is not used. Runs for disjoint ``--methods`` can share a folder at the
-same time; the table and figure show the methods asked for.
+ran it (this script, the sources of ``torch_advbandit``, the versions of torch, gpytorch, botorch, linear_operator,
+numpy and scipy): a rerun, or one interrupted and started again, redoes only the loops missing for the same code,
+and a file that is damaged or was written by other code is not used. Runs for disjoint ``--methods`` can share a
+folder at the same time; the table and figure show the methods asked for.
 """
 
 from __future__ import annotations
@@ -62,14 +65,20 @@ import torch_advbandit
 from torch_advbandit import WGPUCB, TimeVaryingGPUCB
 from torch_advbandit.acquisition import discounted_ucb
 from torch_advbandit.domains import discretize
+from torch_advbandit.experiments.records import atomic_file
 from torch_advbandit.experiments.report import mean_se, mean_se_curve
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.models import discounted_gp
 
 NOISE = 0.05
-METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "fixed", "changes")
-#: The ``WGPUCB`` methods: ``(discount, significance)``.
-WGPUCB_METHODS = {"auto": ("auto", None), "tested": ("auto", 0.01), "fixed": (0.9, 0.01)}
+METHODS = ("vanilla", "discounted", "fitted", "auto", "tested", "fixed", "changes", "time_varying")
+#: The ``WGPUCB`` methods: their memory options.
+WGPUCB_METHODS = {
+    "auto": {"discount": "auto"},
+    "tested": {"discount": "auto", "significance": 0.01},
+    "fixed": {"discount": 0.9, "significance": 0.01},
+    "time_varying": {"discount": "auto", "time_varying_significance": 0.01},
+}
 ASK_TELL = (*WGPUCB_METHODS, "changes")
 BRANIN = Branin(bounds=[(-9.0, 14.0), (0.0, 15.0)])  # room for the shift of ±4 along x₁
 
@@ -91,16 +100,13 @@ def vanilla_acqf(train_U: torch.Tensor, train_Y: torch.Tensor) -> UpperConfidenc
 
 
 def policy_for(method: str, unit: torch.Tensor, seed: int):
-    """The ask/tell policies (``auto``, ``tested``, ``fixed``, ``changes``) on the grid, BoTorch's kernel,
-    ``β = 2``, no horizon."""
+    """The ask/tell policies (``auto``, ``tested``, ``fixed``, ``time_varying``, ``changes``) on the grid, BoTorch's
+    kernel, ``β = 2``, no horizon."""
     kernel = get_covar_module_with_dim_scaled_prior(ard_num_dims=2).to(unit.dtype)
     gen = torch.Generator().manual_seed(10_000 + seed)
     if method in WGPUCB_METHODS:
-        discount, level = WGPUCB_METHODS[method]
-        return WGPUCB(
-            unit, kernel, None, discount=discount, lam=0.1, beta=2.0, fit_hyperparameters=True, significance=level,
-            generator=gen,
-        )  # fmt: skip
+        memory = WGPUCB_METHODS[method]
+        return WGPUCB(unit, kernel, None, lam=0.1, beta=2.0, fit_hyperparameters=True, generator=gen, **memory)
     return TimeVaryingGPUCB(unit, kernel, None, beta=2.0, significance=0.01, change_points=True, generator=gen)
 
 
@@ -148,13 +154,17 @@ def run(method: str, horizon: int, seed: int, bar) -> list[float]:
     return regret
 
 
+#: The libraries whose versions a loop's record depends on (their numerics decide the fits and the choices).
+LIBRARIES = ("torch", "gpytorch", "botorch", "linear_operator", "numpy", "scipy")
+
+
 def code_fingerprint() -> str:
-    """SHA-256 of this script, the package's sources and the versions of torch, gpytorch and botorch."""
+    """SHA-256 of this script, the package's sources and the versions of :data:`LIBRARIES`."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
     package = Path(torch_advbandit.__file__).parent
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    for name in ("torch", "gpytorch", "botorch"):
+    for name in LIBRARIES:
         digest.update(f"{name}={metadata.version(name)}".encode())
     return digest.hexdigest()
 
@@ -178,11 +188,10 @@ def load_runs(path: Path, fingerprint: str, rounds: int) -> dict[int, list[float
 
 
 def save_runs(path: Path, fingerprint: str, rounds: int, runs: dict[int, list[float]]) -> None:
-    """Writes ``runs`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    """Writes ``runs`` to ``path`` whole or not at all (``torch_advbandit.experiments.records.atomic_file``)."""
     record = {"fingerprint": fingerprint, "rounds": rounds, "runs": {str(s): c for s, c in sorted(runs.items())}}
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(record))
-    partial.replace(path)
+    with atomic_file(path) as fh:
+        fh.write(json.dumps(record))
 
 
 def main() -> None:
@@ -209,7 +218,8 @@ def main() -> None:
         lines.append(f"| {method} | {args.rounds} | {args.seeds} | {m:.2f} ± {se:.2f} | {m / base:.2f} |")
     table = "\n".join(lines) + "\n"
     print("\n" + table)
-    (args.out / "table.md").write_text(table)
+    with atomic_file(args.out / "table.md") as fh:
+        fh.write(table)
 
     import matplotlib
 
