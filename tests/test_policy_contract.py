@@ -54,6 +54,9 @@ def same_state(s1, s2):
             assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), key
         elif key == "hyperparameters":
             assert same_settings(a, b), key
+        elif isinstance(a, dict):  # a fitted kernel's state: tensors of any shape (ARD lengthscales)
+            assert isinstance(b, dict) and a.keys() == b.keys(), key
+            assert all(torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a), key
         else:
             assert a == b, key
 
@@ -256,3 +259,80 @@ def test_an_update_that_would_make_the_state_non_finite_is_refused(name):
     del policy.estimator._estimate
     same_state(policy.state_dict(), twin.state_dict())
     assert bool(torch.isfinite(policy.probabilities()).all())
+
+
+def test_bad_calls_in_the_middle_of_a_six_dimensional_loop_leave_no_trace(monkeypatch):
+    """A user's loop in 6-D: ``ScaleKernel(Matern-5/2, ARD)``, the automatic memory with the tested space-time model,
+    an initial design, then asks of two with pending points. Mid-run, an observation with a NaN row is refused and a
+    kernel that raises inside a refitting ask (first, middle and last evaluation) leaves state, pending asks and
+    diagnostics as a twin's that never saw the calls; both then go on alike."""
+    from gpytorch.kernels import MaternKernel, ScaleKernel
+    from torch.quasirandom import SobolEngine
+
+    from torch_advbandit import WGPUCB
+
+    X = SobolEngine(6, scramble=True, seed=5).draw(128).to(torch.float64)
+
+    def f(t, x):  # a bump whose centre moves across the cube
+        centre = torch.full((6,), 0.2 + 0.05 * t, dtype=torch.float64)
+        return torch.exp(-4.0 * ((x - centre) ** 2).sum(-1))
+
+    def user():
+        kernel = ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=6)).to(torch.float64)
+        return WGPUCB(X, kernel, None, discount="auto", lam=0.01, beta=2.0, fit_hyperparameters=True,
+                      time_varying_significance=0.01, generator=torch.Generator().manual_seed(4))  # fmt: skip
+
+    policy, twin = user(), user()
+    g = torch.Generator().manual_seed(6)
+    design = torch.randperm(128, generator=g)[:14]
+    noise = 0.02 * torch.randn(40, generator=g, dtype=torch.float64)
+    rounds = 10  # the forgetting rate is tested from the tenth distinct time on
+    Y0 = (f(0, X[design]) + 0.02 * torch.randn(14, generator=g, dtype=torch.float64)).unsqueeze(-1)
+    for p in (policy, twin):
+        p.observe(X[design], Y0)
+    for t in range(1, rounds):  # batches of two
+        asks = policy.select(2)
+        assert torch.equal(asks, twin.select(2)) and len(set(asks.tolist())) == 2
+        Y = (f(t, X[asks]) + noise[2 * t : 2 * t + 2]).unsqueeze(-1)
+        policy.observe(X[asks], Y)
+        twin.observe(X[asks], Y)
+    asks = policy.select(2)
+    assert torch.equal(asks, twin.select(2))
+    bad = torch.tensor([[0.3], [math.nan]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="Y"):
+        policy.observe(X[asks], bad)
+    same_state(policy.state_dict(), twin.state_dict())
+    assert policy.pending == twin.pending and len(policy.pending) == 2
+
+    cls = type(policy.kernel.base_kernel)
+    real, calls = cls.forward, {"made": 0, "raise_at": None}
+
+    def counted(self, *args, **kwargs):
+        calls["made"] += 1
+        if calls["made"] == calls["raise_at"]:
+            raise RuntimeError("injected")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "forward", counted)
+    twin_state, reported = twin.state_dict(), repr(policy.diagnostics())
+    more = twin.select(1)  # a third ask given the two pending ones
+    assert twin.diagnostics()["time_varying_statistic"] > critical_value(0.01)  # asked on the space-time model
+    evaluations = calls["made"]
+    assert evaluations > 3
+    for at in sorted({1, evaluations // 2, evaluations}):
+        calls.update(made=0, raise_at=at)
+        with pytest.raises(RuntimeError, match="injected"):
+            policy.select(1)
+        same_state(policy.state_dict(), twin_state)
+        assert repr(policy.diagnostics()) == reported and len(policy.pending) == 2
+    calls.update(made=0, raise_at=None)
+    assert torch.equal(policy.select(1), more)
+    monkeypatch.undo()
+    asks = torch.cat([asks, more])
+    Y = (f(rounds, X[asks]) + noise[30:33]).unsqueeze(-1)
+    for p in (policy, twin):
+        p.observe(X[asks], Y)
+        assert p.pending is None
+    same_state(policy.state_dict(), twin.state_dict())
+    assert torch.equal(policy.select(2), twin.select(2))
+    assert policy.diagnostics() == twin.diagnostics() or repr(policy.diagnostics()) == repr(twin.diagnostics())
