@@ -173,6 +173,20 @@ def _kernel_of(policy):
     return getattr(policy, "kernel", None) or policy.estimator.kernel
 
 
+def raising_forward(monkeypatch, cls, failure):
+    """Count the evaluations of kernel class ``cls``; the ``calls["raise_at"]``-th raises ``failure("injected")``."""
+    real, calls = cls.forward, {"made": 0, "raise_at": None}
+
+    def counted(self, *args, **kwargs):
+        calls["made"] += 1
+        if calls["made"] == calls["raise_at"]:
+            raise failure("injected")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "forward", counted)
+    return calls
+
+
 @pytest.mark.parametrize("failure", [RuntimeError, KeyboardInterrupt])
 @pytest.mark.parametrize("name", ["rls_kernelized_exp3", "wgp_ucb", "igp_ucb", "sw_gp_ucb", "r_gp_ucb"])
 def test_a_kernel_that_raises_once_inside_an_update_leaves_no_trace(name, failure):
@@ -215,16 +229,7 @@ def test_a_kernel_that_raises_inside_a_fitting_select_leaves_no_trace(name, fail
     policy, twin = fitting(2), fitting(2)
     play(policy, 12)
     play(twin, 12)
-    cls = type(_kernel_of(policy))
-    real, calls = cls.forward, {"made": 0, "raise_at": None}  # kernel evaluations so far; the one that raises
-
-    def counted(self, *args, **kwargs):
-        calls["made"] += 1
-        if calls["made"] == calls["raise_at"]:
-            raise failure("injected")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(cls, "forward", counted)
+    calls = raising_forward(monkeypatch, type(_kernel_of(policy)), failure)
     twin_state, reported = twin.state_dict(), repr(policy.diagnostics())
     j = twin.select()  # counts the kernel evaluations of a whole select
     evaluations = calls["made"]
@@ -304,16 +309,7 @@ def test_bad_calls_in_the_middle_of_a_six_dimensional_loop_leave_no_trace(monkey
     same_state(policy.state_dict(), twin.state_dict())
     assert policy.pending == twin.pending and len(policy.pending) == 2
 
-    cls = type(policy.kernel.base_kernel)
-    real, calls = cls.forward, {"made": 0, "raise_at": None}
-
-    def counted(self, *args, **kwargs):
-        calls["made"] += 1
-        if calls["made"] == calls["raise_at"]:
-            raise RuntimeError("injected")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(cls, "forward", counted)
+    calls = raising_forward(monkeypatch, type(policy.kernel.base_kernel), RuntimeError)
     twin_state, reported = twin.state_dict(), repr(policy.diagnostics())
     more = twin.select(1)  # a third ask given the two pending ones
     assert twin.diagnostics()["time_varying_statistic"] > critical_value(0.01)  # asked on the space-time model
