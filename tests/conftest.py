@@ -109,3 +109,21 @@ def archived(out):
         return {}
     records = [json.loads(line) for line in lzma.decompress(path.read_bytes()).decode().splitlines()]
     return {config_from_dict(r["config"]).key: r for r in records}
+
+
+def same_state(s1, s2):
+    """Two ``state_dict()``s bit-equal: tensors (and their dtypes), settings, a fitted kernel's state, the rest."""
+    from torch_advbandit.policies.settings import same_settings
+
+    assert s1.keys() == s2.keys()
+    for key in s1:
+        a, b = s1[key], s2[key]
+        if isinstance(a, torch.Tensor):
+            assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), key
+        elif key == "hyperparameters":
+            assert same_settings(a, b), key
+        elif isinstance(a, dict):  # a fitted kernel's state: tensors of any shape (ARD lengthscales)
+            assert isinstance(b, dict) and a.keys() == b.keys(), key
+            assert all(torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a), key
+        else:
+            assert a == b, key

@@ -2,7 +2,7 @@ import math
 
 import pytest
 import torch
-from conftest import DT, grid, oracle_A, oracle_kernel, regret_ratios_to_uniform
+from conftest import DT, grid, oracle_A, oracle_kernel, regret_ratios_to_uniform, same_state
 
 from torch_advbandit import KernelizedExp3, UniformRandom
 from torch_advbandit.exploration import exploration_distribution
@@ -83,15 +83,6 @@ def test_state_dict_from_a_different_configuration_is_rejected():
 def snapshot(pol):
     s = pol.state_dict()
     return {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in s.items()}
-
-
-def same_state(s1, s2):
-    assert s1.keys() == s2.keys()
-    for k in s1:
-        if isinstance(s1[k], torch.Tensor):
-            assert torch.equal(s1[k], s2[k]), k
-        else:
-            assert s1[k] == s2[k], k
 
 
 @pytest.mark.parametrize(

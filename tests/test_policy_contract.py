@@ -11,13 +11,12 @@ import math
 
 import pytest
 import torch
-from conftest import grid
+from conftest import grid, same_state
 from policy_factories import FACTORIES, make
 
 from torch_advbandit import TimeVaryingGPUCB
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies import RandomizedPolicy
-from torch_advbandit.policies.settings import same_settings
 from torch_advbandit.policies.time_varying_gp_ucb import critical_value
 
 NAMES = list(FACTORIES)
@@ -44,21 +43,6 @@ def same(a, b):
             assert torch.equal(x, y)  # bit-identical, not merely close
         else:
             assert x == y or (math.isnan(x) and math.isnan(y))
-
-
-def same_state(s1, s2):
-    assert s1.keys() == s2.keys()
-    for key in s1:
-        a, b = s1[key], s2[key]
-        if isinstance(a, torch.Tensor):
-            assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), key
-        elif key == "hyperparameters":
-            assert same_settings(a, b), key
-        elif isinstance(a, dict):  # a fitted kernel's state: tensors of any shape (ARD lengthscales)
-            assert isinstance(b, dict) and a.keys() == b.keys(), key
-            assert all(torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a), key
-        else:
-            assert a == b, key
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -331,4 +315,4 @@ def test_bad_calls_in_the_middle_of_a_six_dimensional_loop_leave_no_trace(monkey
         assert p.pending is None
     same_state(policy.state_dict(), twin.state_dict())
     assert torch.equal(policy.select(2), twin.select(2))
-    assert policy.diagnostics() == twin.diagnostics() or repr(policy.diagnostics()) == repr(twin.diagnostics())
+    assert repr(policy.diagnostics()) == repr(twin.diagnostics())  # repr: NaN statistics compare equal
