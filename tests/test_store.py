@@ -165,3 +165,24 @@ def test_records_serve_what_get_serves(tmp_path, monkeypatch):
     assert [r.to_dict() for r in RecordStore(tmp_path).records()] == [
         RecordStore(tmp_path).get(c).to_dict() for c in sorted(configs, key=lambda c: c.key) if c.policy == "uniform"
     ]
+
+
+def test_a_record_the_new_version_reproduces_is_served_with_the_stream_it_was_made_with(tmp_path, monkeypatch):
+    """A change declared in ``CARRIED`` with the condition under which it alters nothing: the earlier version's
+    records that show the condition never held are served; the others are stale and run again."""
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 2)
+    rule = (1, 2, lambda record: record.config["seed"] == 0)  # stands for "no change point in any round"
+    monkeypatch.setitem(streams_module.CARRIED, "kernelized_exp3", rule)
+    with pytest.warns(RuntimeWarning, match=r"1 stale record\(s\)"):
+        _, todo = pending_configs(configs, tmp_path)
+    assert [(c.policy, c.seed) for c in todo] == [("kernelized_exp3", 1)]
+    served = {(r.trial.policy, r.trial.seed): r.stream for r in RecordStore(tmp_path).records()}
+    assert served[("kernelized_exp3", 0)] == "adaptive@1+kernelized_exp3@1" and ("kernelized_exp3", 1) not in served
+    RecordStore(tmp_path).compact(drop_stale=True)  # the carried record stays
+    assert len(archived(tmp_path)) == 3
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 3)  # a rule covers one version only
+    with pytest.warns(RuntimeWarning, match=r"1 stale record\(s\)"):
+        _, todo = pending_configs(configs, tmp_path)
+    assert [(c.policy, c.seed) for c in todo] == [("kernelized_exp3", s) for s in (0, 1)]

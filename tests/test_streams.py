@@ -3,6 +3,7 @@ must bump the component's entry of ``STREAM_VERSIONS``, so stale records are nev
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from torch_advbandit.experiments import BoTorchDriftTrialConfig, DriftTrialConfi
 from torch_advbandit.experiments.botorch_drift import BOTORCH_METHODS, PROBLEM_NAMES
 from torch_advbandit.experiments.drift import DRIFT_POLICY_LABELS, SCENARIOS
 from torch_advbandit.experiments.settings import POLICIES
-from torch_advbandit.experiments.streams import STREAM_VERSIONS, stream_of
+from torch_advbandit.experiments.streams import CARRIED, STREAM_VERSIONS, reproduces, stream_of
 
 #: (component, version) → digest of a tiny trial's draws and regret curve.
 PINNED = {
@@ -34,11 +35,14 @@ PINNED = {
     "wgp_auto_fitted@6": "b9def132237c9232",  # the 24-round probe keeps η = 1 under both
     "wgp_auto_fitted@7": "7483d59772c346fc",
     "wgp_auto_fitted@8": "61c841455e569d13",
+    "wgp_auto_fitted@9": "61c841455e569d13",  # no change point on the 24-round probe: the two-segment fit never runs
     "wgp_auto_time_varying@1": "638f4dc53c543446",
+    "wgp_auto_time_varying@2": "638f4dc53c543446",  # as wgp_auto_fitted@9
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
     "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
     "wgp_auto_tested@4": "3855651dcb5b728e",
+    "wgp_auto_tested@5": "3855651dcb5b728e",
     "tv_fitted@1": "3a6b026120574af3",
     "tv_fitted@2": "da6ea08d2915558d",
     "tv_tested@1": "376a480f3d010156",
@@ -140,3 +144,26 @@ def test_rls_dictionaries_on_a_set_the_recursion_samples_match_the_pinned_digest
     got = hashlib.sha256(json.dumps(trace).encode()).hexdigest()[:16]
     name = f"{component}@{STREAM_VERSIONS[component]}"
     assert RECURSION_PINNED.get(name) == got, f"the dictionaries of {name} changed ({got}): bump its stream version"
+
+
+def record(stream: str, since: list[float], rounds: int | None = None) -> SimpleNamespace:
+    rounds = len(since) if rounds is None else rounds
+    return SimpleNamespace(stream=stream, diagnostics={"since": since}, expected_regret=[1.0] * rounds)
+
+
+def test_records_without_a_change_point_are_carried_to_the_two_segment_fit():
+    """The GP-UCB policies of ``discount="auto"`` changed only while a change point is in force: a record of the
+    version before whose every round shows ``since = 0`` is the current version's output; no other is."""
+    current = stream_of("branin", "wgp_auto_time_varying")
+    before = current.replace(f"wgp_auto_time_varying@{STREAM_VERSIONS['wgp_auto_time_varying']}", "")
+    carried_from = CARRIED["wgp_auto_time_varying"][0]
+    assert CARRIED["wgp_auto_time_varying"][1] == STREAM_VERSIONS["wgp_auto_time_varying"]
+    assert reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 0.0, 0.0]))
+    assert not reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 31.0, 0.0]))
+    cut_short = record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 0.0], rounds=3)
+    assert not reproduces(current, cut_short)
+    assert not reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from - 1}", [0.0] * 3))
+    assert not reproduces(current, record("branin@2+wgp_auto_time_varying@1", [0.0] * 3))  # another component
+    assert not reproduces(current, record("branin@1", [0.0] * 3)) and not reproduces(current, record("x", [0.0]))
+    for component, (made, by, _) in CARRIED.items():  # from the version before to the current one
+        assert made == by - 1 == STREAM_VERSIONS[component] - 1

@@ -4,12 +4,15 @@ fixed discount or window."""
 
 import pytest
 import torch
+from conftest import same_state
 
 from torch_advbandit import WGPUCB, SlidingWindowGPUCB
+from torch_advbandit.fitting import fit_seed
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies import tested_change
 from torch_advbandit.policies.change_point_test import split_candidates
 from torch_advbandit.policies.change_points import WARMUP
+from torch_advbandit.segment_fit import fit_segments
 
 DT = torch.float64
 X = torch.linspace(0, 1, 60, dtype=DT).unsqueeze(-1)
@@ -50,7 +53,13 @@ def test_a_sign_flip_is_found_by_the_test_and_the_model_keeps_the_rows_since():
     assert 27 <= p.since <= 29  # the first changed row is row 27 (2 design rows + 25)
     assert p.discount == 1.0 and p.diagnostics()["since"] == p.since
     assert p.model().train_inputs[0].shape[0] == 38 - p.since
-    assert p.lam < 0.01  # the noise fitted on the rows since: the true variance is 0.0025
+    assert p.lam < 0.01  # the jump is not fitted as noise: the true variance is 0.0025
+    # the fit while the change point is in force: every row, the rows before and since it sharing the hyperparameters
+    seed = fit_seed(p.generator, p.train_X.shape[0])
+    kernel, lam, c = fit_segments(p.train_X, p.rewards, p.since, make_kernel("se", 1, 0.3), standardize=True, like=X,
+                                  seed=seed)  # fmt: skip
+    torch.testing.assert_close(p.kernel.lengthscale, kernel.lengthscale)
+    assert p.lam == pytest.approx(lam, rel=1e-12) and p.mean_constant == pytest.approx(c, rel=1e-12)
     plain = policy(significance=None)  # the competition alone keeps every row and explains the flip as noise
     observe_rows(plain, 36, sign_from=25)
     assert plain.since == 0 and plain.lam > 0.05
@@ -108,10 +117,7 @@ def test_a_failing_test_leaves_the_policy_unchanged(monkeypatch):
     monkeypatch.setattr(tested_change, "detect_change", boom)
     with pytest.raises(RuntimeError, match="test failed"):
         p.observe(X[3:4], torch.zeros(1, 1, dtype=DT))
-    after = p.state_dict()
-    assert after.keys() == before.keys()
-    for k, v in before.items():
-        assert torch.equal(v, after[k]) if isinstance(v, torch.Tensor) else v == after[k] or k == "kernel_state"
+    same_state(before, p.state_dict())  # the fitted kernel's state too
 
 
 def test_the_null_fit_is_the_weighted_fit_of_every_row_at_no_discount():

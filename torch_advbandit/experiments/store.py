@@ -5,7 +5,9 @@ a crash or a Ray cluster lose nothing but the trials in flight); :meth:`RecordSt
 merges the loose files into ``out/trials.jsonl.xz`` — one JSON record per line, xz-compressed,
 rewritten atomically under a lock — and removes them. A record is served only when it is whole
 (:meth:`~torch_advbandit.experiments.records.TrialRecord.validate`), belongs to the configuration
-asked for, and was made by the current code (its ``stream``, :mod:`~torch_advbandit.experiments.streams`).
+asked for, and was made by the current code (its ``stream``, :mod:`~torch_advbandit.experiments.streams`), or by
+an earlier version whose output the current one reproduces for it
+(:func:`~torch_advbandit.experiments.streams.reproduces`).
 A damaged loose file is moved aside (``.corrupt``), a damaged archive line goes to
 ``out/trials.corrupt.jsonl`` at the next compaction; a stale record stays stored until a re-run
 replaces it, and is never served.
@@ -22,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .records import TrialRecord, atomic_file, record_path
+from .streams import reproduces
 from .trials import Trial, config_from_dict
 
 #: The compact archive of a results folder.
@@ -82,7 +85,7 @@ class RecordStore:
             if record is None:
                 warnings.warn(f"damaged archived record {config.key}: the trial will run again", RuntimeWarning, 3)
                 return None
-        if record.stream != config.stream:
+        if not reproduces(config.stream, record):
             self.stale.append(config.key)
             return None
         return record
@@ -107,8 +110,8 @@ class RecordStore:
                 f"{len(damaged)} damaged record(s) under {self.out_dir} left out (e.g. {damaged[0]})", RuntimeWarning, 2
             )
         whole = [r for r in found.values() if r is not None]
-        self.stale.extend(r.trial.key for r in whole if r.stream != r.trial.stream)
-        return sorted((r for r in whole if r.stream == r.trial.stream), key=lambda r: r.trial.key)
+        self.stale.extend(r.trial.key for r in whole if not reproduces(r.trial.stream, r))
+        return sorted((r for r in whole if reproduces(r.trial.stream, r)), key=lambda r: r.trial.key)
 
     def _parsed_archive(self) -> dict[str, TrialRecord | None]:
         """``key → record`` of the archive, each line read once (``None``: damaged)."""
@@ -175,7 +178,7 @@ class RecordStore:
                 key = record.trial.key
                 lines[key], parsed[key] = json.dumps(record.to_dict(), separators=(",", ":")), record
                 merged.append(path)
-            stale = [k for k in lines if drop_stale and parsed[k].stream != parsed[k].trial.stream]
+            stale = [k for k in lines if drop_stale and not reproduces(parsed[k].trial.stream, parsed[k])]
             for key in stale:
                 del lines[key]
             if damaged:

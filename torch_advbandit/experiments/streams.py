@@ -6,9 +6,17 @@ trial's random stream and results — an environment, a policy — has a version
 whose stream differs from the current code's is stale: the sweep runs the trial again and the
 stale record is never served. ``tests/test_streams.py`` pins a digest of each component's output
 at its version and fails until a change that alters that output bumps the version here.
+
+A change can alter a component's output only under a condition a record shows (for example, only while a
+change point is in force). :data:`CARRIED` names such a change: the records of the version before it whose
+diagnostics show the condition never held are the current version's output too, and are served as current
+(:func:`reproduces`); they keep the stream they were made with.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 #: Version of each environment and policy of the experiments; bump on any change of its output.
 STREAM_VERSIONS: dict[str, int] = {
@@ -41,12 +49,13 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann3": 1,
     "styblinskitang3": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 8,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
+    "wgp_auto_fitted": 9,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
     # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored;
-    # 7: fits at η = 1 whatever the memory's discount; 8: selections average the memories
-    "wgp_auto_tested": 4,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
-    # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8
-    "wgp_auto_time_varying": 1,
+    # 7: fits at η = 1 whatever the memory's discount; 8: selections average the memories; 9: while a change point
+    # is in force, the fit is of every row as two segments sharing the hyperparameters
+    "wgp_auto_tested": 5,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
+    # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8; 5: as wgp_auto_fitted@9
+    "wgp_auto_time_varying": 2,  # 2: as wgp_auto_fitted@9
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
@@ -70,3 +79,66 @@ def stream_of(*components: str) -> str:
     if missing:
         raise ValueError(f"no stream version for {missing}: add them to STREAM_VERSIONS")
     return "+".join(f"{c}@{STREAM_VERSIONS[c]}" for c in components)
+
+
+def no_change_point(record: Any) -> bool:
+    """Whether no round of ``record`` (a :class:`~torch_advbandit.experiments.records.TrialRecord`) had a change point
+    in force: its per-round ``diagnostics["since"]``, recorded after every update, is 0 throughout.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> no_change_point(SimpleNamespace(diagnostics={"since": [0.0, 0.0]}, expected_regret=[1.0, 2.0]))
+        True
+    """
+    since = record.diagnostics.get("since")
+    return since is not None and len(since) == len(record.expected_regret) and all(v == 0 for v in since)
+
+
+#: ``component → (made, by, rule)``: version ``by`` reproduces the records of version ``made`` that satisfy ``rule``
+#: (served only while ``by`` is the current version). The GP-UCB policies of ``discount="auto"`` fit the
+#: hyperparameters of every row as two segments while a change point is in force, and as before otherwise.
+CARRIED: dict[str, tuple[int, int, Callable[[Any], bool]]] = {
+    "wgp_auto_fitted": (8, 9, no_change_point),
+    "wgp_auto_tested": (4, 5, no_change_point),
+    "wgp_auto_time_varying": (1, 2, no_change_point),
+}
+
+
+def reproduces(stream: str, record: Any) -> bool:
+    """Whether the code of ``stream`` (a current trial's) reproduces ``record``: made with that stream, or with one
+    that differs only in components whose :data:`CARRIED` rule leads from the record's version to the current one
+    and holds for the record.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> record = SimpleNamespace(stream="branin@1+wgp_auto_time_varying@1", expected_regret=[1.0],
+        ...                          diagnostics={"since": [0.0]})
+        >>> reproduces(stream_of("branin", "wgp_auto_time_varying"), record)
+        True
+        >>> reproduces(stream_of("branin", "wgp_auto_time_varying"), SimpleNamespace(**{**vars(record),
+        ...            "diagnostics": {"since": [3.0]}}))
+        False
+    """
+    if record.stream == stream:
+        return True
+    made, current = _versions(record.stream), _versions(stream)
+    if made is None or current is None or made.keys() != current.keys():
+        return False
+    for component, version in made.items():
+        if version == current[component]:
+            continue
+        made, by, rule = CARRIED.get(component, (None, None, None))
+        if made != version or by != current[component] or by != STREAM_VERSIONS.get(component) or not rule(record):
+            return False
+    return True
+
+
+def _versions(stream: str) -> dict[str, int] | None:
+    """``component → version`` of a stream name; ``None`` if it is not one."""
+    out = {}
+    for part in stream.split("+"):
+        name, _, version = part.partition("@")
+        if not version.isdigit() or name in out:
+            return None
+        out[name] = int(version)
+    return out

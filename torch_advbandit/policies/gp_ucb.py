@@ -24,6 +24,7 @@ from ..factored_gp import CholeskyCache, FactoredGP
 from ..fitting import fit_seed
 from ..kernels import bordered_gram, kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
+from ..segment_fit import fit_segments
 from .adaptation import competed, fit_hyperparameters
 from .asks import AnyRowsMixin
 from .base import Policy
@@ -62,9 +63,10 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         fit_hyperparameters: refit the kernel's hyperparameters and ``λ`` by maximum weighted
             marginal likelihood (BoTorch's ``fit_gpytorch_mll``, age weights fixed) after every
             ``fit_every``-th observation, from two observations on. Under ``discount="auto"`` the fit weighs
-            every row the memory keeps alike (``η = 1``; the rows since a change point under one): the
-            chosen discount weighs the posterior only, so a memory that shortens does not fit the kernel to a
-            few recent rows.
+            every row alike (``η = 1``): the chosen discount weighs the posterior only, so a memory that shortens
+            does not fit the kernel to a few recent rows; while a change point is in force the rows before and
+            since it are two independent GPs sharing the hyperparameters, each standardised by its own statistics
+            (:func:`~torch_advbandit.segment_fit.fit_segments`), so the jump is not fitted as noise.
             Each fit starts from ``kernel`` and BoTorch's initial noise, as a new ``SingleTaskGP`` does (``lam``
             is the noise until the first fit), and costs an L-BFGS run of ``O(t³)`` steps (about 0.05–0.3 s at
             ``t = 100``).
@@ -307,10 +309,18 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         ``fit_every`` (one fit for several rows observed at once), else ``None``. ``null``, the change test's
         fit on every row (outcomes standardised), is that fit where the training set is every row at ``η = 1``
         and the policy standardises. Under ``discount="auto"`` the fit is at ``η = 1`` whatever the memory's
-        discount (see ``fit_hyperparameters``)."""
+        discount, and while a change point is in force it is on every row, the rows before and since the change
+        point two segments sharing the hyperparameters (:func:`~torch_advbandit.segment_fit.fit_segments`; see
+        ``fit_hyperparameters``)."""
         m = train_X.shape[0]
         if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
             return None
+        if self.auto_discount and since > 0:  # a change point: the rows before and since it share the hyperparameters
+            first = self.first_position(m)
+            return fit_segments(
+                train_X[first:], rewards[first:], since - first, self._initial_kernel,
+                standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),
+            )  # fmt: skip
         positions = self.training_set(m, since)
         if positions.numel() < 2:  # right after a restart or a change point: nothing to fit yet
             return None
