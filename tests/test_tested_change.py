@@ -141,11 +141,11 @@ def test_the_null_fit_is_the_weighted_fit_of_every_row_at_no_discount():
 
 
 def test_the_policy_fits_no_second_model_when_the_test_keeps_every_row(monkeypatch):
-    from torch_advbandit.policies import gp_ucb
+    from torch_advbandit.policies import gp_ucb_fit
 
     calls = []
-    real = gp_ucb.fit_hyperparameters
-    monkeypatch.setattr(gp_ucb, "fit_hyperparameters", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = gp_ucb_fit.fit_hyperparameters
+    monkeypatch.setattr(gp_ucb_fit, "fit_hyperparameters", lambda *a, **k: calls.append(1) or real(*a, **k))
     reused, plain = policy(), policy(significance=None)
     observe_rows(reused, 12, sign_from=None)
     assert calls == [] and reused.since == 0 and reused.discount == 1.0

@@ -21,20 +21,18 @@ from .._validation import check_int, check_positive, check_significance, check_u
 from ..confidence import ConfidenceSettings, igp_beta, weighted_information_gain
 from ..discount_selection import AUTO_DISCOUNTS, NewRow, change_point_stats, weighted_stats
 from ..factored_gp import CholeskyCache, FactoredGP
-from ..fitting import fit_seed
 from ..kernels import bordered_gram, kernel_diag, kernel_matrix
 from ..models import MAX_LOG_AGE_WEIGHT, age_log_weights, discounted_noise, fixed_noise_gp, frozen_kernel
-from ..segment_fit import fit_segments
-from .adaptation import competed, fit_hyperparameters
+from .adaptation import competed
 from .asks import AnyRowsMixin
 from .base import Policy
 from .change_points import ChangePoints
+from .gp_ucb_fit import GPUCBFitMixin
 from .gp_ucb_selection import GPUCBSelectionMixin
 from .gp_ucb_state import GPUCBStateMixin
-from .tested_change import accepted_change, null_hyperparameters
 
 
-class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
+class GPUCBPolicy(GPUCBFitMixin, GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
     """The GP-UCB loop shared by the non-stationary algorithms (docs/public_api.rst protocol).
 
     Round ``t``: hand the model the observations :meth:`training_set` picks, with the ages
@@ -295,42 +293,6 @@ class GPUCBPolicy(GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMixin, Policy):
         self.kernel, self.lam, self.kernel_scale, self.mean_constant = kernel, lam, scale, constant
         self.discount, self.discount_scores, self.discount_calibration = discount, scores, calibration
         self.change_points, self.since = points, since
-
-    def _tested_since(self, train_X, rewards, scored: int):
-        """``(since, null)``: the first row since the newest change accepted at ``significance`` (0: none; the rows
-        not counted as lone observations, ``m − scored``, the initial design, are never split) and the test's fit on
-        every row."""
-        m = train_X.shape[0]
-        seed = fit_seed(self.generator, m)
-        return accepted_change(train_X, rewards, m - scored, self._initial_kernel, self.significance, seed)
-
-    def _fit_due(self, train_X, rewards, discount, since, m0, null=None):
-        """``(kernel, λ, c)`` fitted on the training set if the rows since the ``m0``-th reached a multiple of
-        ``fit_every`` (one fit for several rows observed at once), else ``None``. ``null``, the change test's
-        fit on every row (outcomes standardised), is that fit where the training set is every row at ``η = 1``
-        and the policy standardises. Under ``discount="auto"`` the fit is at ``η = 1`` whatever the memory's
-        discount, and while a change point is in force it is on every row, the rows before and since the change
-        point two segments sharing the hyperparameters (:func:`~torch_advbandit.segment_fit.fit_segments`; see
-        ``fit_hyperparameters``)."""
-        m = train_X.shape[0]
-        if not (self.fit_hyperparameters and m >= 2 and m // self.fit_every > m0 // self.fit_every):
-            return None
-        if self.auto_discount and since > 0:  # a change point: the rows before and since it share the hyperparameters
-            first = self.first_position(m)
-            return fit_segments(
-                train_X[first:], rewards[first:], since - first, self._initial_kernel,
-                standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),
-            )  # fmt: skip
-        positions = self.training_set(m, since)
-        if positions.numel() < 2:  # right after a restart or a change point: nothing to fit yet
-            return None
-        fit_discount = 1.0 if self.auto_discount else discount
-        if null is not None and self.standardize and fit_discount == 1.0 and positions.numel() == m:  # the test's fit
-            return null_hyperparameters(null, self.candidates)
-        return fit_hyperparameters(
-            train_X[positions], rewards[positions], self.ages(positions, m), self._initial_kernel, None, fit_discount,
-            standardize=self.standardize, like=self.candidates, seed=fit_seed(self.generator, m),
-        )  # fmt: skip
 
     def _grown(self, train_X, gram, start, kernel):
         """``(gram, start)`` once the newest row of ``train_X`` has joined: the kept kernel matrix trimmed
