@@ -121,10 +121,10 @@ def reproduces(stream: str, record: Any) -> bool:
     """
     if record.stream == stream:
         return True
-    made, current = _versions(record.stream), _versions(stream)
-    if made is None or current is None or made.keys() != current.keys():
+    recorded, current = _versions(record.stream), _versions(stream)
+    if recorded is None or current is None or recorded.keys() != current.keys():
         return False
-    for component, version in made.items():
+    for component, version in recorded.items():
         if version == current[component]:
             continue
         made, by, rule = CARRIED.get(component, (None, None, None))
