@@ -167,6 +167,25 @@ def test_records_serve_what_get_serves(tmp_path, monkeypatch):
     ]
 
 
+def test_records_check_each_record_against_the_code_once(tmp_path, monkeypatch):
+    """A ``CARRIED`` rule reads the whole record: ``records`` sorts each one into current or stale with one check."""
+    import torch_advbandit.experiments.store as store_module
+
+    configs = TINY.configs()
+    run_sweep(configs, tmp_path, backend="serial", progress=False)
+    checked = []
+
+    def counted(stream, record):
+        checked.append(record.trial.key)
+        return streams_module.reproduces(stream, record)
+
+    monkeypatch.setattr(store_module, "reproduces", counted)
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 99)
+    store = RecordStore(tmp_path)
+    assert len(store.records()) == 2 and len(store.stale) == 2
+    assert sorted(checked) == sorted(c.key for c in configs)
+
+
 def test_a_record_the_new_version_reproduces_is_served_with_the_stream_it_was_made_with(tmp_path, monkeypatch):
     """A change declared in ``CARRIED`` with the condition under which it alters nothing: the earlier version's
     records that show the condition never held are served; the others are stale and run again."""

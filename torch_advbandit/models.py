@@ -247,6 +247,26 @@ def frozen_kernel(kernel: Kernel, like: torch.Tensor) -> Kernel:
     return kernel
 
 
+def fitted_triple(
+    model: SingleTaskGP, lam: float, like: torch.Tensor, kernel: Kernel | None = None
+) -> tuple[Kernel, float, float] | None:
+    """``(kernel, λ, c)`` of a fitted ``SingleTaskGP`` ``model`` whose noise is ``lam`` in the outcomes' units: its
+    kernel (or ``kernel``, a module of the fitted model, e.g. the base of a wrapping kernel) frozen on ``like``'s
+    device and dtype and its constant mean; ``None`` unless ``λ`` is finite and positive and ``c`` finite.
+
+    Example:
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> kernel, lam, c = fitted_triple(SingleTaskGP(X, torch.sin(6 * X)), 0.1, X)
+        >>> lam, c, kernel.raw_lengthscale.requires_grad
+        (0.1, 0.0, False)
+    """
+    constant = float(model.mean_module.constant.detach())
+    if not (math.isfinite(lam) and lam > 0 and math.isfinite(constant)):
+        return None
+    return frozen_kernel(model.covar_module if kernel is None else kernel, like), lam, constant
+
+
 def _mean(constant: float | None, like: torch.Tensor):
     """``ZeroMean`` for ``None``, else a ``ConstantMean`` fixed at ``constant``."""
     if constant is None:

@@ -12,7 +12,6 @@ so the fit is BoTorch's ``fit_gpytorch_mll`` on one ``SingleTaskGP``.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import torch
@@ -21,7 +20,7 @@ from gpytorch.kernels import Kernel
 
 from .discount_selection import weighted_stats
 from .fitting import seeded_fit
-from .models import frozen_kernel, trainable_kernel, weighted_gp
+from .models import fitted_triple, trainable_kernel, weighted_gp
 
 
 class SegmentKernel(Kernel):
@@ -97,9 +96,9 @@ def fit_segments(
         warnings.warn(f"hyperparameter fit failed ({exc}); keeping the previous ones", RuntimeWarning, stacklevel=4)
         return None
     lam = float(model.likelihood.lam.detach()) * scales[1] ** 2
-    constant = float(model.mean_module.constant.detach())
-    if not (math.isfinite(lam) and lam > 0 and math.isfinite(constant)):
+    fitted = fitted_triple(model, lam, like, kernel=model.covar_module.base)
+    if fitted is None:
+        constant = float(model.mean_module.constant.detach())
         message = f"hyperparameter fit gave λ = {lam}, c = {constant}; keeping the previous ones"
         warnings.warn(message, RuntimeWarning, stacklevel=4)
-        return None
-    return frozen_kernel(model.covar_module.base, like), lam, constant
+    return fitted

@@ -109,9 +109,11 @@ class RecordStore:
             warnings.warn(
                 f"{len(damaged)} damaged record(s) under {self.out_dir} left out (e.g. {damaged[0]})", RuntimeWarning, 2
             )
-        whole = [r for r in found.values() if r is not None]
-        self.stale.extend(r.trial.key for r in whole if not reproduces(r.trial.stream, r))
-        return sorted((r for r in whole if reproduces(r.trial.stream, r)), key=lambda r: r.trial.key)
+        current, stale = [], []
+        for record in (r for r in found.values() if r is not None):
+            (current if reproduces(record.trial.stream, record) else stale).append(record)  # one check a record
+        self.stale.extend(r.trial.key for r in stale)
+        return sorted(current, key=lambda r: r.trial.key)
 
     def _parsed_archive(self) -> dict[str, TrialRecord | None]:
         """``key → record`` of the archive, each line read once (``None``: damaged)."""

@@ -19,7 +19,7 @@ from gpytorch.kernels import Kernel
 from .._validation import check_positive, check_unit_interval
 from ..discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN, NewRow
 from ..fitting import seeded_fit
-from ..models import discounted_noise, fitted_lambda, frozen_kernel, trainable_kernel, weighted_gp
+from ..models import discounted_noise, fitted_lambda, fitted_triple, frozen_kernel, trainable_kernel, weighted_gp
 from .change_points import ChangePoints
 
 
@@ -120,24 +120,6 @@ def fit_hyperparameters(
         warnings.warn(f"hyperparameter fit failed ({exc}); keeping the previous ones", RuntimeWarning, stacklevel=4)
         return None
     return fitted_triple(model, fitted_lambda(model), like)
-
-
-def fitted_triple(model, lam: float, like: torch.Tensor) -> tuple[Kernel, float, float] | None:
-    """``(kernel, λ, c)`` of a fitted ``SingleTaskGP`` ``model`` whose noise is ``lam`` in the outcomes' units: its
-    kernel frozen on ``like``'s device and dtype and its constant mean; ``None`` unless ``λ`` is finite and
-    positive and ``c`` finite.
-
-    Example:
-        >>> from botorch.models import SingleTaskGP
-        >>> X = torch.rand(4, 1, dtype=torch.float64)
-        >>> kernel, lam, c = fitted_triple(SingleTaskGP(X, torch.sin(6 * X)), 0.1, X)
-        >>> lam, c, kernel.raw_lengthscale.requires_grad
-        (0.1, 0.0, False)
-    """
-    constant = float(model.mean_module.constant.detach())
-    if not (math.isfinite(lam) and lam > 0 and math.isfinite(constant)):
-        return None
-    return frozen_kernel(model.covar_module, like), lam, constant
 
 
 def adapted_state(

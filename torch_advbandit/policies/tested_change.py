@@ -27,8 +27,7 @@ import torch
 from gpytorch.kernels import Kernel
 
 from ..fitting import fit_or_keep_start
-from ..models import trainable_kernel
-from .adaptation import fitted_triple
+from ..models import fitted_triple, trainable_kernel
 from .change_point_test import _log_likelihood, detect_change, scaled_gp
 from .change_points import WARMUP
 
