@@ -10,7 +10,7 @@ from torch_advbandit import WGPUCB
 from torch_advbandit.discount_selection import AUTO_DISCOUNTS, AUTO_MARGIN
 from torch_advbandit.factored_gp import FactoredGP
 from torch_advbandit.kernels import make_kernel
-from torch_advbandit.memory_average import MIN_WEIGHT, AveragedGP, memory_weights
+from torch_advbandit.memory_average import MIN_WEIGHT, AveragedGP, held_row, memory_weights
 from torch_advbandit.models import fixed_noise_gp
 from torch_advbandit.policies.change_points import CHANGE_PENALTY
 
@@ -163,3 +163,51 @@ def test_no_average_without_fitted_hyperparameters_nor_while_a_tested_change_is_
             found = True
             assert tested.averaged_memories() == [] and isinstance(tested.selection_model(), FactoredGP)
     assert found  # the test accepted the jump
+
+
+def test_the_average_yields_to_the_chosen_memory_where_its_pick_is_the_row_of_16_of_the_last_20_observations(
+    monkeypatch,
+):
+    """Once 16 of the last 20 lone rows sit at one candidate, a pick of that candidate by the average is replaced by
+    the chosen memory's own UCB (its posterior checked against a dense BoTorch one); any other pick, or a candidate
+    of 15 of the 20, keeps the average."""
+    policy, _ = _jumped(rounds=36)
+    X = policy.candidates
+    held = next(i for i in range(60) if not (policy.train_X == X[i]).all(-1).any())  # a candidate not observed yet
+    for r in range(20):
+        i = held if r != 4 else (held + 30) % 60  # every new row but the fifth at `held`
+        policy.observe(X[i : i + 1], torch.tensor([[math.sin(6 * float(X[i, 0])) * -2]], dtype=DT))
+        if r == 15:  # 15 of the last 20 at `held`
+            assert held_row(policy.train_X[-20:]) is None
+            monkeypatch.setattr(policy, "_ucb_argmax", lambda model: (held, 1.0))
+            assert isinstance(policy.selection_model(), AveragedGP)
+            monkeypatch.undo()
+    assert torch.equal(held_row(policy.train_X[-20:]), X[held]) and len(policy.averaged_memories()) >= 2
+    monkeypatch.setattr(policy, "_ucb_argmax", lambda model: (held + 1, 1.0))  # the average picks another candidate
+    assert isinstance(policy.selection_model(), AveragedGP)
+    monkeypatch.setattr(policy, "_ucb_argmax", lambda model: (held, 1.0))  # the average picks the held candidate
+    own = policy.selection_model()
+    assert isinstance(own, FactoredGP)
+    dense = _member(policy, policy.discount, policy.since)
+    with torch.no_grad():
+        a, b = own.posterior(X.unsqueeze(1)), dense.posterior(X.unsqueeze(1))
+    assert torch.allclose(a.mean, b.mean, atol=1e-7) and torch.allclose(a.variance, b.variance, atol=1e-7)
+    monkeypatch.undo()  # unpatched: the average's own UCB argmax decides
+    seen, argmax = [], policy._ucb_argmax
+
+    def spy(model):
+        seen.append((type(model), argmax(model)[0]))
+        return seen[-1][1], 1.0
+
+    monkeypatch.setattr(policy, "_ucb_argmax", spy)
+    model = policy.selection_model()
+    assert [kind for kind, _ in seen] == [AveragedGP]
+    assert isinstance(model, FactoredGP if seen[0][1] == held else AveragedGP)
+
+
+def test_held_row_needs_16_of_the_last_20_rows():
+    a, b = torch.zeros(1, 2, dtype=DT), torch.ones(1, 2, dtype=DT)
+    assert held_row(torch.cat([a] * 16)).tolist() == [0.0, 0.0] and held_row(torch.cat([a] * 15)) is None
+    assert held_row(torch.cat([a] * 16 + [b] * 4)).tolist() == [0.0, 0.0]
+    assert held_row(torch.cat([a] * 16 + [b] * 5)) is None  # the first row left the window
+    assert held_row(torch.cat([b] * 10 + [a] * 16)).tolist() == [0.0, 0.0] and held_row(torch.zeros(0, 2)) is None

@@ -8,7 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_FILES = sorted(
-    [ROOT / "README.md", ROOT / "benchmarks" / "RESULTS.md"]
+    [ROOT / "README.md"]
+    + list((ROOT / "benchmarks").glob("*.md"))
     + list((ROOT / "docs").glob("*.rst"))
     + list((ROOT / "torch_advbandit").rglob("*.py"))
     + list((ROOT / "benchmarks").glob("*.py"))

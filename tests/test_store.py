@@ -192,7 +192,7 @@ def test_a_record_the_new_version_reproduces_is_served_with_the_stream_it_was_ma
     configs = TINY.configs()
     run_sweep(configs, tmp_path, backend="serial", progress=False)
     monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 2)
-    rule = (1, 2, lambda record: record.config["seed"] == 0)  # stands for "no change point in any round"
+    rule = ((1, 2, lambda record: record.config["seed"] == 0),)  # stands for "no change point in any round"
     monkeypatch.setitem(streams_module.CARRIED, "kernelized_exp3", rule)
     with pytest.warns(RuntimeWarning, match=r"1 stale record\(s\)"):
         _, todo = pending_configs(configs, tmp_path)
@@ -201,7 +201,7 @@ def test_a_record_the_new_version_reproduces_is_served_with_the_stream_it_was_ma
     assert served[("kernelized_exp3", 0)] == "adaptive@1+kernelized_exp3@1" and ("kernelized_exp3", 1) not in served
     RecordStore(tmp_path).compact(drop_stale=True)  # the carried record stays
     assert len(archived(tmp_path)) == 3
-    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 3)  # a rule covers one version only
+    monkeypatch.setitem(streams_module.STREAM_VERSIONS, "kernelized_exp3", 3)  # no step leads from 2 to 3
     with pytest.warns(RuntimeWarning, match=r"1 stale record\(s\)"):
         _, todo = pending_configs(configs, tmp_path)
     assert [(c.policy, c.seed) for c in todo] == [("kernelized_exp3", s) for s in (0, 1)]

@@ -36,13 +36,16 @@ PINNED = {
     "wgp_auto_fitted@7": "7483d59772c346fc",
     "wgp_auto_fitted@8": "61c841455e569d13",
     "wgp_auto_fitted@9": "61c841455e569d13",  # no change point on the 24-round probe: the two-segment fit never runs
+    "wgp_auto_fitted@10": "61c841455e569d13",  # no candidate repeated 16 times on the probe: the average never yields
     "wgp_auto_time_varying@1": "638f4dc53c543446",
     "wgp_auto_time_varying@2": "638f4dc53c543446",  # as wgp_auto_fitted@9
+    "wgp_auto_time_varying@3": "638f4dc53c543446",  # as wgp_auto_fitted@10
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
     "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
     "wgp_auto_tested@4": "3855651dcb5b728e",
     "wgp_auto_tested@5": "3855651dcb5b728e",
+    "wgp_auto_tested@6": "3855651dcb5b728e",
     "tv_fitted@1": "3a6b026120574af3",
     "tv_fitted@2": "da6ea08d2915558d",
     "tv_tested@1": "376a480f3d010156",
@@ -146,24 +149,33 @@ def test_rls_dictionaries_on_a_set_the_recursion_samples_match_the_pinned_digest
     assert RECURSION_PINNED.get(name) == got, f"the dictionaries of {name} changed ({got}): bump its stream version"
 
 
-def record(stream: str, since: list[float], rounds: int | None = None) -> SimpleNamespace:
+def record(stream: str, since: list[float], rounds: int | None = None, chosen: list | None = None) -> SimpleNamespace:
     rounds = len(since) if rounds is None else rounds
-    return SimpleNamespace(stream=stream, diagnostics={"since": since}, expected_regret=[1.0] * rounds)
+    chosen = list(range(rounds)) if chosen is None else chosen
+    return SimpleNamespace(stream=stream, diagnostics={"since": since}, expected_regret=[1.0] * rounds, chosen=chosen)
 
 
-def test_records_without_a_change_point_are_carried_to_the_two_segment_fit():
-    """The GP-UCB policies of ``discount="auto"`` changed only while a change point is in force: a record of the
-    version before whose every round shows ``since = 0`` is the current version's output; no other is."""
+def test_records_are_carried_through_every_step_whose_condition_never_held():
+    """The GP-UCB policies of ``discount="auto"`` changed only while a change point is in force (``@1`` → ``@2``),
+    then only where the average's pick was the candidate of 16 of the 20 selections before it (``@2`` → ``@3``): a
+    record is the current version's output when every step's condition never held for it; no other is."""
     current = stream_of("branin", "wgp_auto_time_varying")
-    before = current.replace(f"wgp_auto_time_varying@{STREAM_VERSIONS['wgp_auto_time_varying']}", "")
-    carried_from = CARRIED["wgp_auto_time_varying"][0]
-    assert CARRIED["wgp_auto_time_varying"][1] == STREAM_VERSIONS["wgp_auto_time_varying"]
-    assert reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 0.0, 0.0]))
-    assert not reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 31.0, 0.0]))
-    cut_short = record(f"{before}wgp_auto_time_varying@{carried_from}", [0.0, 0.0], rounds=3)
-    assert not reproduces(current, cut_short)
-    assert not reproduces(current, record(f"{before}wgp_auto_time_varying@{carried_from - 1}", [0.0] * 3))
-    assert not reproduces(current, record("branin@2+wgp_auto_time_varying@1", [0.0] * 3))  # another component
+    assert STREAM_VERSIONS["wgp_auto_time_varying"] == 3
+    at = f"{current.split('+')[0]}+wgp_auto_time_varying@{{}}".format
+    held = [5] * 16 + [5, 1, 2]  # round 16 selects the candidate of the 16 rounds before it
+    near = [5] * 15 + [1, 5, 2, 3]  # 15 of the 16 before round 16 (and of every window of 20)
+    assert reproduces(current, record(at(2), [0.0] * 19, chosen=near))
+    assert not reproduces(current, record(at(2), [0.0] * 19, chosen=held))
+    assert reproduces(current, record(at(2), [0.0, 31.0] + [0.0] * 17, chosen=near))  # step 2 → 3 reads no since
+    assert reproduces(current, record(at(1), [0.0] * 19, chosen=near))  # both steps hold
+    assert not reproduces(current, record(at(1), [0.0, 31.0] + [0.0] * 17, chosen=near))  # step 1 → 2 fails
+    assert not reproduces(current, record(at(1), [0.0] * 19, chosen=held))  # step 2 → 3 fails
+    assert not reproduces(current, record(at(2), [0.0] * 19, chosen=near[:-1]))  # a round without a selection
+    assert not reproduces(current, record(at(1), [0.0, 0.0], rounds=3))  # cut short
+    assert not reproduces(current, record(at(0), [0.0] * 3))  # no step from version 0
+    assert not reproduces(current, record("branin@2+wgp_auto_time_varying@2", [0.0] * 3))  # another component
     assert not reproduces(current, record("branin@1", [0.0] * 3)) and not reproduces(current, record("x", [0.0]))
-    for component, (made, by, _) in CARRIED.items():  # from the version before to the current one
-        assert made == by - 1 == STREAM_VERSIONS[component] - 1
+    for component, steps in CARRIED.items():  # consecutive steps up to the current version
+        assert [by for _, by, _ in steps] == [made + 1 for made, _, _ in steps]
+        assert [made for made, _, _ in steps[1:]] == [by for _, by, _ in steps[:-1]]
+        assert steps[-1][1] == STREAM_VERSIONS[component]

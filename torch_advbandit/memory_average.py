@@ -11,6 +11,12 @@ the choice of one memory uses too. Weights below :data:`MIN_WEIGHT` are dropped 
 renormalised. :class:`AveragedGP` is the mixture's moment-matched Gaussian: where the memories
 agree it is their common posterior; where they disagree (rows the short memories no longer
 trust) its variance grows by the spread of their means, so UCB looks there again.
+
+Where the average keeps selecting one candidate (its UCB maximiser is the row of at least :data:`REPEATS` of the
+last :data:`REPEAT_WINDOW` lone observations, :func:`held_row`), the selection is the chosen memory's own UCB
+instead: once the recent rows all sit at one candidate, the shorter memories standardise by nearly constant
+outcomes, predict their prior everywhere and add about the same variance at every candidate, so the average ranks
+by its mean and can hold a local optimum for the rest of the run.
 """
 
 from __future__ import annotations
@@ -26,6 +32,28 @@ from .factored_gp import SingleOutputModel
 
 #: Memories whose weight is below this (before renormalising) are left out of the average.
 MIN_WEIGHT = 1e-3
+#: The average yields to the chosen memory where its pick is the row of this many of the last
+#: :data:`REPEAT_WINDOW` lone observations (more than half of them: at most one row qualifies).
+REPEATS = 16
+#: The lone observations :data:`REPEATS` counts over.
+REPEAT_WINDOW = 20
+
+
+def held_row(lone_rows: torch.Tensor) -> torch.Tensor | None:
+    """The row (``Tensor[d]``) of at least :data:`REPEATS` of the last :data:`REPEAT_WINDOW` of ``lone_rows``
+    (``Tensor[m, d]``, the lone observations in order), or ``None``.
+
+    Example:
+        >>> rows = torch.tensor([[0.5]] * 16 + [[0.1]] * 4, dtype=torch.float64)
+        >>> held_row(rows).tolist(), held_row(rows[1:])
+        ([0.5], None)
+    """
+    recent = lone_rows[max(lone_rows.shape[0] - REPEAT_WINDOW, 0) :]
+    if recent.shape[0] < REPEATS:
+        return None
+    rows, counts = torch.unique(recent, dim=0, return_counts=True)
+    top = int(counts.argmax())
+    return rows[top] if int(counts[top]) >= REPEATS else None
 
 
 def memory_weights(scores: torch.Tensor, lengths: list[float], prior: float) -> list[tuple[int, float]]:

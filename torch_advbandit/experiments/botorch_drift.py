@@ -274,6 +274,6 @@ class BoTorchDriftTrialConfig(WholeHorizon):
         policy = make_method(self.method, X, rounds, torch.Generator().manual_seed(2 * self.seed + 1), jump_round=jump)
         policy.observe(X[design], y0.unsqueeze(-1))
         setup = time.perf_counter() - start
-        recorded = ("discount", "since", "epsilon", "time_varying_statistic")
+        recorded = ("discount", "since", "epsilon", "time_varying_statistic", "held")
         traj = play(policy, env, self.horizon, on_round=on_round, diagnostics=recorded)
         return trial_record(self, traj, setup)

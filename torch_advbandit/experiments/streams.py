@@ -8,15 +8,18 @@ stale record is never served. ``tests/test_streams.py`` pins a digest of each co
 at its version and fails until a change that alters that output bumps the version here.
 
 A change can alter a component's output only under a condition a record shows (for example, only while a
-change point is in force). :data:`CARRIED` names such a change: the records of the version before it whose
-diagnostics show the condition never held are the current version's output too, and are served as current
-(:func:`reproduces`); they keep the stream they were made with.
+change point is in force). :data:`CARRIED` names such changes, one step a version: the records of the version before
+a step that show its condition never held are the output of the version after it too, and a record that passes
+every step up to the current version is served as current (:func:`reproduces`); it keeps the stream it was made
+with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from ..memory_average import REPEAT_WINDOW, REPEATS
 
 #: Version of each environment and policy of the experiments; bump on any change of its output.
 STREAM_VERSIONS: dict[str, int] = {
@@ -49,13 +52,14 @@ STREAM_VERSIONS: dict[str, int] = {
     "hartmann3": 1,
     "styblinskitang3": 1,
     "botorch_ucb": 1,
-    "wgp_auto_fitted": 9,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
+    "wgp_auto_fitted": 10,  # 2: one fit for rows observed together; 3: design rows not scored, margin; 4: calibrated;
     # 5: change points, robust scores, fits from BoTorch's initial noise; 6: η = 1 until 10 rows are scored;
     # 7: fits at η = 1 whatever the memory's discount; 8: selections average the memories; 9: while a change point
-    # is in force, the fit is of every row as two segments sharing the hyperparameters
-    "wgp_auto_tested": 5,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
-    # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8; 5: as wgp_auto_fitted@9
-    "wgp_auto_time_varying": 2,  # 2: as wgp_auto_fitted@9
+    # is in force, the fit is of every row as two segments sharing the hyperparameters; 10: the average yields to
+    # the chosen memory where its pick is the row of most recent lone observations (memory_average.held_row)
+    "wgp_auto_tested": 6,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
+    # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8; 5: as wgp_auto_fitted@9; 6: as wgp_auto_fitted@10
+    "wgp_auto_time_varying": 3,  # 2: as wgp_auto_fitted@9; 3: as wgp_auto_fitted@10
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
@@ -94,25 +98,46 @@ def no_change_point(record: Any) -> bool:
     return since is not None and len(since) == len(record.expected_regret) and all(v == 0 for v in since)
 
 
-#: ``component → (made, by, rule)``: version ``by`` reproduces the records of version ``made`` that satisfy ``rule``
-#: (served only while ``by`` is the current version). The GP-UCB policies of ``discount="auto"`` fit the
-#: hyperparameters of every row as two segments while a change point is in force, and as before otherwise.
-CARRIED: dict[str, tuple[int, int, Callable[[Any], bool]]] = {
-    "wgp_auto_fitted": (8, 9, no_change_point),
-    "wgp_auto_tested": (4, 5, no_change_point),
-    "wgp_auto_time_varying": (1, 2, no_change_point),
+def never_held(record: Any) -> bool:
+    """Whether no selection of ``record`` was of the candidate of :data:`~torch_advbandit.memory_average.REPEATS` of the
+    :data:`~torch_advbandit.memory_average.REPEAT_WINDOW` selections before it (its ``chosen``, one a round; every
+    lone observation of a drifting trial is its selection): the average over memories never yielded to the chosen
+    memory (:func:`~torch_advbandit.memory_average.held_row`).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> never_held(SimpleNamespace(chosen=[3] * 16 + [5], expected_regret=[1.0] * 17))
+        True
+        >>> never_held(SimpleNamespace(chosen=[3] * 17, expected_regret=[1.0] * 17))
+        False
+    """
+    chosen = list(record.chosen)
+    if len(chosen) != len(record.expected_regret):
+        return False
+    return all(chosen[max(t - REPEAT_WINDOW, 0) : t].count(c) < REPEATS for t, c in enumerate(chosen))
+
+
+#: ``component → ((made, by, rule), ...)``, one step a version: version ``by`` reproduces the records of version
+#: ``made`` that satisfy ``rule`` (served only while the last step's ``by`` is the current version). The GP-UCB
+#: policies of ``discount="auto"`` fit the hyperparameters of every row as two segments while a change point is in
+#: force, and as before otherwise; then their average over memories yields to the chosen memory where its pick is
+#: the row of most recent lone observations, and selects as before otherwise.
+CARRIED: dict[str, tuple[tuple[int, int, Callable[[Any], bool]], ...]] = {
+    "wgp_auto_fitted": ((8, 9, no_change_point), (9, 10, never_held)),
+    "wgp_auto_tested": ((4, 5, no_change_point), (5, 6, never_held)),
+    "wgp_auto_time_varying": ((1, 2, no_change_point), (2, 3, never_held)),
 }
 
 
 def reproduces(stream: str, record: Any) -> bool:
     """Whether the code of ``stream`` (a current trial's) reproduces ``record``: made with that stream, or with one
-    that differs only in components whose :data:`CARRIED` rule leads from the record's version to the current one
-    and holds for the record.
+    that differs only in components whose :data:`CARRIED` steps lead from the record's version to the current one,
+    each step's rule holding for the record.
 
     Example:
         >>> from types import SimpleNamespace
         >>> record = SimpleNamespace(stream="branin@1+wgp_auto_time_varying@1", expected_regret=[1.0],
-        ...                          diagnostics={"since": [0.0]})
+        ...                          diagnostics={"since": [0.0]}, chosen=[7])
         >>> reproduces(stream_of("branin", "wgp_auto_time_varying"), record)
         True
         >>> reproduces(stream_of("branin", "wgp_auto_time_varying"), SimpleNamespace(**{**vars(record),
@@ -127,9 +152,14 @@ def reproduces(stream: str, record: Any) -> bool:
     for component, version in recorded.items():
         if version == current[component]:
             continue
-        made, by, rule = CARRIED.get(component, (None, None, None))
-        if made != version or by != current[component] or by != STREAM_VERSIONS.get(component) or not rule(record):
+        if current[component] != STREAM_VERSIONS.get(component):
             return False
+        steps = {made: (by, rule) for made, by, rule in CARRIED.get(component, ())}
+        while version != current[component]:
+            by, rule = steps.get(version, (None, None))
+            if by is None or not rule(record):
+                return False
+            version = by
     return True
 
 

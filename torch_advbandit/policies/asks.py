@@ -108,13 +108,19 @@ class AnyRowsMixin:
         if model is None:
             self.last_beta = float("nan")
             return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
+        index, self.last_beta = self._ucb_argmax(model)
+        return index
+
+    def _ucb_argmax(self, model) -> tuple[int, float]:
+        """``(index, β)``: the candidate maximising BoTorch's ``UpperConfidenceBound`` (``β²``, ``β`` =
+        :meth:`confidence_width` of ``model``) on ``model`` by ``optimize_acqf_discrete``, ``chunk_size`` candidates
+        a batch."""
         beta = self.confidence_width(model)
-        self.last_beta = beta
         acqf = UpperConfidenceBound(model, beta=beta**2)
         with torch.no_grad():
             best, _ = optimize_acqf_discrete(acqf, q=1, choices=self.candidates, max_batch_size=self.chunk_size)
         hits = (self.candidates == best.to(self.candidates)).all(-1).nonzero()
-        return int(hits[0, 0])
+        return int(hits[0, 0]), beta
 
     def _draw_batch(self, q: int) -> torch.Tensor:
         """``q`` distinct new points: BoTorch's ``qUpperConfidenceBound`` with the pending points as

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import torch
+
 from ..factored_gp import CholeskyCache, FactoredGP
-from ..memory_average import AveragedGP
+from ..memory_average import AveragedGP, held_row
 from .time_varying_selection import tested_time_varying_model
 
 
@@ -26,11 +28,16 @@ class GPUCBSelectionMixin:
         """What selections use: :meth:`model`'s posterior as a :class:`~torch_advbandit.factored_gp.FactoredGP` (one
         Cholesky factor of the kept kernel matrix plus noise, bordered by a row when only a row was added), or,
         where :meth:`averaged_memories` holds several, the :class:`~torch_advbandit.memory_average.AveragedGP` of
-        their posteriors, each on its own model scale (with ``standardize``, the outcomes standardised by that memory's
-        own weighted statistics: the average is of the memories' standardised posteriors, on which each one's UCB
-        ranks the candidates as on the outcomes' scale). With ``time_varying_significance``, while the memory holds
-        no change point, the space-time model of every row where its fitted forgetting rate passes the test
+        their posteriors, each on its own model scale (with ``standardize``, the outcomes standardised by that
+        memory's own weighted statistics: the average is of the memories' standardised posteriors, on which each
+        one's UCB ranks the candidates as on the outcomes' scale). Where the average's UCB maximiser is the row of
+        :data:`~torch_advbandit.memory_average.REPEATS` of the last
+        :data:`~torch_advbandit.memory_average.REPEAT_WINDOW` lone observations
+        (:func:`~torch_advbandit.memory_average.held_row`), the chosen memory's posterior alone. With
+        ``time_varying_significance``, while the memory holds no change point, the space-time model of every row
+        where its fitted forgetting rate passes the test
         (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`)."""
+        self.last_held = 0.0  # set by every selection (a raise in select restores it: _atomically)
         if self.time_varying_significance is not None and self.train_X.shape[0]:
             model, statistic = tested_time_varying_model(self) if self.since == 0 else (None, float("nan"))
             self.last_time_varying = statistic  # set once the test has run (a raise in select restores it: _atomically)
@@ -42,7 +49,13 @@ class GPUCBSelectionMixin:
             return None if data is None else self._factored(data, self._factors)
         chosen = (self.discount, self.since)  # its factor is the one kept from round to round
         models = [self._factored(self._model_data(*m), self._factors if m == chosen else None) for m, _ in members]
-        return AveragedGP(models, [w for _, w in members])
+        average = AveragedGP(models, [w for _, w in members])
+        held = held_row(self.train_X[self.train_X.shape[0] - self.change_points.scored :])
+        if held is None or not torch.equal(self.candidates[self._ucb_argmax(average)[0]], held):
+            return average
+        self.last_held = 1.0
+        own = [model for (m, _), model in zip(members, models, strict=True) if m == chosen]
+        return own[0] if own else self._factored(self._model_data(), self._factors)  # the chosen memory's own UCB
 
     def _factored(self, data, cache: CholeskyCache | None) -> FactoredGP:
         positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get
