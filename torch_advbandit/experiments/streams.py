@@ -19,9 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
-from ..memory_average import held_row
+from ..memory_average import REPEAT_WINDOW, REPEATS
 
 #: Version of each environment and policy of the experiments; bump on any change of its output.
 STREAM_VERSIONS: dict[str, int] = {
@@ -113,10 +111,10 @@ def never_held(record: Any) -> bool:
         >>> never_held(SimpleNamespace(chosen=[3] * 17, expected_regret=[1.0] * 17))
         False
     """
-    if len(record.chosen) != len(record.expected_regret):
+    chosen = list(record.chosen)
+    if len(chosen) != len(record.expected_regret):
         return False
-    rows = torch.tensor(record.chosen, dtype=torch.long).unsqueeze(-1)  # one "row" a selection: its index
-    return all((held := held_row(rows[:t])) is None or held.item() != rows[t].item() for t in range(rows.shape[0]))
+    return all(chosen[max(t - REPEAT_WINDOW, 0) : t].count(c) < REPEATS for t, c in enumerate(chosen))
 
 
 #: ``component → ((made, by, rule), ...)``, one step a version: version ``by`` reproduces the records of version
