@@ -14,7 +14,7 @@ standard deviation 0.05, reflected ``x → 1 − x`` from round ``--jump`` on. E
 - ``wgp_auto_tested``: the same with ``significance=0.01`` (a change at an unknown round tested by likelihood ratio);
 - ``wgp_auto_time_varying``: ``wgp_auto`` with ``time_varying_significance=0.01`` (selections on the space-time model
   of ``TimeVaryingGPUCB`` where its fitted forgetting rate passes the likelihood-ratio test and no change point is in
-  force);
+  force, and on the segments before and since the change point, correlated by a fitted factor, while one is);
 - ``wgp_fixed_tested``: ``WGPUCB(discount=0.9, fit_hyperparameters=True, significance=0.01)`` on the same kernel
   (a fixed forgetting rate, and nothing from before a change the test accepts);
 - ``tv_changes``: ``TimeVaryingGPUCB(significance=0.01, change_points=True)`` on the same kernel.

@@ -27,7 +27,8 @@ the same width (BoTorch's ``beta = 4``). Methods (``--methods``, all by default)
   rate and a change at an unknown round, each tested against none);
 * ``time_varying``: ``WGPUCB(discount="auto", fit_hyperparameters=True, time_varying_significance=0.01)`` on
   BoTorch's kernel (the automatic memory, with selections on a space-time model of the rows where its fitted
-  forgetting rate passes a likelihood-ratio test at level 0.01 and no change point is in force).
+  forgetting rate passes a likelihood-ratio test at level 0.01 and no change point is in force, and while one is,
+  on one GP of every row with the rows before and since the change correlated by a fitted factor).
 
 Prints the dynamic regret ``Σ_t max_x f_t(x) − f_t(x_t)`` of each (mean ± s.e. over seeds), and writes
 the table (``table.md``) and ``regret.png``. ``SMOKE_TEST=1`` runs a few rounds (CI).

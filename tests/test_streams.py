@@ -40,6 +40,7 @@ PINNED = {
     "wgp_auto_time_varying@1": "638f4dc53c543446",
     "wgp_auto_time_varying@2": "638f4dc53c543446",  # as wgp_auto_fitted@9
     "wgp_auto_time_varying@3": "638f4dc53c543446",  # as wgp_auto_fitted@10
+    "wgp_auto_time_varying@4": "638f4dc53c543446",  # no change point on the probe: the segments never select
     "wgp_auto_tested@1": "3855651dcb5b728e",
     "wgp_auto_tested@2": "3855651dcb5b728e",
     "wgp_auto_tested@3": "3855651dcb5b728e",  # the 8-round probe never leaves η = 1
@@ -157,18 +158,22 @@ def record(stream: str, since: list[float], rounds: int | None = None, chosen: l
 
 def test_records_are_carried_through_every_step_whose_condition_never_held():
     """The GP-UCB policies of ``discount="auto"`` changed only while a change point is in force (``@1`` → ``@2``),
-    then only where the average's pick was the candidate of 16 of the 20 selections before it (``@2`` → ``@3``): a
-    record is the current version's output when every step's condition never held for it; no other is."""
+    then only where the average's pick was the candidate of 16 of the 20 selections before it (``@2`` → ``@3``), then,
+    with the time-varying test, only while a change point is in force again (``@3`` → ``@4``): a record is the current
+    version's output when every step's condition never held for it; no other is."""
     current = stream_of("branin", "wgp_auto_time_varying")
-    assert STREAM_VERSIONS["wgp_auto_time_varying"] == 3
+    assert STREAM_VERSIONS["wgp_auto_time_varying"] == 4
     at = f"{current.split('+')[0]}+wgp_auto_time_varying@{{}}".format
     held = [5] * 16 + [5, 1, 2]  # round 16 selects the candidate of the 16 rounds before it
     near = [5] * 15 + [1, 5, 2, 3]  # 15 of the 16 before round 16 (and of every window of 20)
+    changed = [0.0, 31.0] + [0.0] * 17  # a change point in force after round 1
+    assert reproduces(current, record(at(3), [0.0] * 19, chosen=held))  # step 3 → 4 reads no selection
+    assert not reproduces(current, record(at(3), changed, chosen=near))  # step 3 → 4 fails
     assert reproduces(current, record(at(2), [0.0] * 19, chosen=near))
-    assert not reproduces(current, record(at(2), [0.0] * 19, chosen=held))
-    assert reproduces(current, record(at(2), [0.0, 31.0] + [0.0] * 17, chosen=near))  # step 2 → 3 reads no since
-    assert reproduces(current, record(at(1), [0.0] * 19, chosen=near))  # both steps hold
-    assert not reproduces(current, record(at(1), [0.0, 31.0] + [0.0] * 17, chosen=near))  # step 1 → 2 fails
+    assert not reproduces(current, record(at(2), [0.0] * 19, chosen=held))  # step 2 → 3 fails
+    assert not reproduces(current, record(at(2), changed, chosen=near))  # step 2 → 3 holds, step 3 → 4 fails
+    assert reproduces(current, record(at(1), [0.0] * 19, chosen=near))  # every step holds
+    assert not reproduces(current, record(at(1), changed, chosen=near))  # step 1 → 2 fails
     assert not reproduces(current, record(at(1), [0.0] * 19, chosen=held))  # step 2 → 3 fails
     assert not reproduces(current, record(at(2), [0.0] * 19, chosen=near[:-1]))  # a round without a selection
     assert not reproduces(current, record(at(1), [0.0, 0.0], rounds=3))  # cut short

@@ -10,6 +10,7 @@ import torch
 from torch_advbandit import WGPUCB, TimeVaryingGPUCB
 from torch_advbandit.kernels import make_kernel
 from torch_advbandit.policies.time_varying_gp_ucb import critical_value
+from torch_advbandit.policies.time_varying_selection import segment_correlated_model
 from torch_advbandit.spacetime import AtTime
 
 DT = torch.float64
@@ -94,18 +95,65 @@ def test_where_nothing_moves_the_selections_are_the_automatic_memory_s():
     assert len(tested) >= 4 and max(tested) < CRITICAL  # tested from the tenth distinct time on, never passed
 
 
-def test_no_test_while_a_change_point_is_in_force():
+def jumped(kind: str) -> WGPUCB:
+    """:func:`policy` after 26 rows of ``sin(6x)`` (noise 0.05; two observed together, then one at a time), rows 16 on
+    moved up by 3 (``"shift"``: the same function) or negated and moved up by 3 (``"flip"``): the competition of
+    memories puts a change point at row 16."""
     p = policy()
     g = torch.Generator().manual_seed(1)
     idx = torch.randint(60, (26,), generator=g)
     Y = torch.sin(6 * X[idx, 0]) + 0.05 * torch.randn(26, generator=g, dtype=DT)
-    Y[16:] += 3.0  # a jump the competition of memories finds: a change point enters
+    Y[16:] = (Y[16:] if kind == "shift" else -Y[16:]) + 3.0
     p.observe(X[idx[:2]], Y[:2].unsqueeze(-1))
     for i in range(2, 26):
         p.observe(X[idx[i : i + 1]], Y[i : i + 1].unsqueeze(-1))
-    assert p.since > 0
+    return p
+
+
+def test_under_a_change_point_the_segments_are_correlated_by_a_fitted_rho():
+    shift, flip = jumped("shift"), jumped("flip")
+    for p in (shift, flip):
+        assert p.since == 16 and isinstance(p.selection_model(), AtTime)
+        assert math.isnan(p.diagnostics()["time_varying_statistic"])  # no test of ε while a change point is in force
+    # the same function on either side keeps the rows before the change; a negated one drops them
+    assert shift.diagnostics()["segment_correlation"] > 0.9
+    assert flip.diagnostics()["segment_correlation"] < 0.01
+    plain = jumped("shift")
+    plain.time_varying_significance = None  # the memory alone: its own selection differs here
+    assert not isinstance(plain.selection_model(), AtTime)
+
+
+def test_the_segment_model_is_the_dense_posterior_of_the_correlated_segments():
+    p = jumped("flip")
+    model, rho = segment_correlated_model(p)
+    gp, later = model.model, torch.arange(26) >= 16
+    assert rho == pytest.approx(math.exp(-1.0 / float(gp.covar_module.time.lengthscale)), rel=1e-12)
+    y = p.rewards.clone()
+    for rows in (~later, later):  # each segment standardised by its own mean and standard deviation
+        y[rows] = (y[rows] - y[rows].mean()) / y[rows].std()
+    s = later.to(DT)
+    with torch.no_grad():  # GPML Alg. 2.1 on k_X(x, x')·ρ^|s − s'|, seen at s = 1, on BoTorch's standardised scale
+        shift, scale = gp.outcome_transform.means.squeeze(), gp.outcome_transform.stdvs.squeeze()
+        z, c = (y - shift) / scale, gp.mean_module.constant
+        space = gp.covar_module.space
+        K = space(p.train_X).to_dense() * rho ** (s[:, None] - s[None, :]).abs()
+        L = torch.linalg.cholesky(K + gp.likelihood.noise.squeeze() * torch.eye(26, dtype=DT))
+        k = space(X, p.train_X).to_dense() * rho ** (1.0 - s)
+        v = torch.cholesky_solve((z - c).unsqueeze(-1), L).squeeze(-1)
+        w = torch.linalg.solve_triangular(L, k.T, upper=False)
+        mean, var = (c + k @ v) * scale + shift, (space(X, diag=True) - w.square().sum(0)) * scale**2
+        post = model.posterior(X)
+    torch.testing.assert_close(post.mean.squeeze(-1), mean, rtol=1e-8, atol=1e-8)
+    torch.testing.assert_close(post.variance.squeeze(-1), var, rtol=1e-6, atol=1e-8)
+
+
+def test_too_few_rows_since_the_change_point_leave_the_selection_to_the_memory():
+    p = jumped("shift")
+    assert segment_correlated_model(p)[0] is not None  # 10 rows since row 16
+    p.since = 23  # 3 rows since it, fewer than 2(d + 1) = 4
+    assert segment_correlated_model(p) == (None, pytest.approx(math.nan, nan_ok=True))
     assert not isinstance(p.selection_model(), AtTime)
-    assert math.isnan(p.diagnostics()["time_varying_statistic"])
+    assert math.isnan(p.diagnostics()["segment_correlation"])
 
 
 def test_asks_of_several_points_and_pending_ones_use_the_time_varying_model(drifted_state):

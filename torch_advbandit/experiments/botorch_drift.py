@@ -12,8 +12,8 @@ Methods: ``botorch_ucb`` (``SingleTaskGP`` with BoTorch's defaults, refitted wit
 ``fit_gpytorch_mll`` every round, ``UpperConfidenceBound``), and the GP-UCB policies with fitted
 hyperparameters on BoTorch's default kernel: ``wgp_auto_fitted`` (``discount="auto"``), ``wgp_auto_tested`` (the
 same with changes tested at level 0.01, ``significance=0.01``), ``wgp_auto_time_varying`` (the same with selections
-on the space-time model of ``tv_tested`` where its test passes and no change point is in force,
-``time_varying_significance=0.01``),
+on the space-time model of ``tv_tested`` where its test passes and no change point is in force, and on the
+segments before and since the change point, correlated, while one is, ``time_varying_significance=0.01``),
 ``wgp_fixed_fitted`` (``η = 0.9``), ``wgp_fixed_tested`` (``η = 0.9`` with changes tested at level 0.01: the
 discounted rows since the newest accepted change), ``sw_fitted`` (window 20), ``restart_fitted`` (period 20);
 ``tv_fitted``, time-varying GP-UCB with its forgetting rate fitted (:class:`~torch_advbandit.TimeVaryingGPUCB`);

@@ -59,7 +59,8 @@ STREAM_VERSIONS: dict[str, int] = {
     # the chosen memory where its pick is the row of most recent lone observations (memory_average.held_row)
     "wgp_auto_tested": 6,  # 2: the policy's fit at η = 1 on every row is the change test's stationary fit; 3: as
     # wgp_auto_fitted@7; 4: as wgp_auto_fitted@8; 5: as wgp_auto_fitted@9; 6: as wgp_auto_fitted@10
-    "wgp_auto_time_varying": 3,  # 2: as wgp_auto_fitted@9; 3: as wgp_auto_fitted@10
+    "wgp_auto_time_varying": 4,  # 2: as wgp_auto_fitted@9; 3: as wgp_auto_fitted@10; 4: while a change point is
+    # in force, selections on the GP of every row with the segments before and since it correlated by a fitted ρ
     "wgp_fixed_fitted": 2,  # 2: fits from BoTorch's initial noise
     "wgp_fixed_tested": 1,
     "sw_fitted": 2,  # 2: fits from BoTorch's initial noise
@@ -121,11 +122,12 @@ def never_held(record: Any) -> bool:
 #: ``made`` that satisfy ``rule`` (served only while the last step's ``by`` is the current version). The GP-UCB
 #: policies of ``discount="auto"`` fit the hyperparameters of every row as two segments while a change point is in
 #: force, and as before otherwise; then their average over memories yields to the chosen memory where its pick is
-#: the row of most recent lone observations, and selects as before otherwise.
+#: the row of most recent lone observations, and selects as before otherwise; then, with the time-varying test, they
+#: select on the correlated segments while a change point is in force, and as before otherwise.
 CARRIED: dict[str, tuple[tuple[int, int, Callable[[Any], bool]], ...]] = {
     "wgp_auto_fitted": ((8, 9, no_change_point), (9, 10, never_held)),
     "wgp_auto_tested": ((4, 5, no_change_point), (5, 6, never_held)),
-    "wgp_auto_time_varying": ((1, 2, no_change_point), (2, 3, never_held)),
+    "wgp_auto_time_varying": ((1, 2, no_change_point), (2, 3, never_held), (3, 4, no_change_point)),
 }
 
 

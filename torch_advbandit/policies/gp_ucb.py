@@ -101,7 +101,8 @@ class GPUCBPolicy(GPUCBFitMixin, GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMi
         >>> policy.update(policy.select(), 0.4)
     """
 
-    _reported_attributes = ("last_beta", "last_time_varying", "last_held")  # diagnostics() of the latest selection
+    # diagnostics() of the latest selection
+    _reported_attributes = ("last_beta", "last_time_varying", "last_held", "last_segment_correlation")
 
     def __init__(
         self,
@@ -149,6 +150,7 @@ class GPUCBPolicy(GPUCBFitMixin, GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMi
             )
         self.last_time_varying = float("nan")  # Λ of the latest selection's test (diagnostics only)
         self.last_held = 0.0  # 1 where the latest selection's average yielded to the chosen memory (diagnostics only)
+        self.last_segment_correlation = float("nan")  # ρ of the latest selection's segments (diagnostics only)
         self.standardize = fit_hyperparameters if standardize is None else standardize
         self.discount_scores = torch.zeros(len(AUTO_DISCOUNTS), dtype=torch.float64, device="cpu")  # bookkeeping
         self.discount_calibration = torch.ones_like(self.discount_scores)  # c_η, with fitted hyperparameters
@@ -313,7 +315,10 @@ class GPUCBPolicy(GPUCBFitMixin, GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMi
         (the change point chosen by ``discount="auto"``: the model keeps no row observed before it; 0
         when there is none, and always 0 for a fixed discount, a window or restarts) and ``lam``. With
         ``time_varying_significance``: ``time_varying_statistic``, the latest selection's ``Λ`` of the fitted
-        forgetting rate (NaN where it was not tested: warming up, or a change point in force). With
+        forgetting rate (NaN where it was not tested: warming up, or a change point in force), and
+        ``segment_correlation``, the fitted ``ρ`` of the segments before and since the change point where the latest
+        selection was on them (:func:`~torch_advbandit.policies.time_varying_selection.segment_correlated_model`;
+        NaN elsewhere). With
         ``discount="auto"`` and fitted hyperparameters: ``held``, 1 where the latest selection's average over memories
         yielded to the chosen memory (:func:`~torch_advbandit.memory_average.held_row`), else 0."""
         size = float(self.training_set().numel())
@@ -321,6 +326,7 @@ class GPUCBPolicy(GPUCBFitMixin, GPUCBSelectionMixin, GPUCBStateMixin, AnyRowsMi
         out = {"beta": self.last_beta, "model_size": size, **memory, "lam": self.lam}
         if self.time_varying_significance is not None:
             out["time_varying_statistic"] = self.last_time_varying
+            out["segment_correlation"] = self.last_segment_correlation
         if self.auto_discount and self.fit_hyperparameters:
             out["held"] = self.last_held
         return out

@@ -7,7 +7,7 @@ import torch
 
 from ..factored_gp import CholeskyCache, FactoredGP
 from ..memory_average import AveragedGP, held_row
-from .time_varying_selection import tested_time_varying_model
+from .time_varying_selection import segment_correlated_model, tested_time_varying_model
 
 
 class GPUCBSelectionMixin:
@@ -36,10 +36,16 @@ class GPUCBSelectionMixin:
         (:func:`~torch_advbandit.memory_average.held_row`), the chosen memory's posterior alone. With
         ``time_varying_significance``, while the memory holds no change point, the space-time model of every row
         where its fitted forgetting rate passes the test
-        (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`)."""
+        (:func:`~torch_advbandit.policies.time_varying_selection.tested_time_varying_model`), and while it holds one
+        followed by at least ``2(d + 1)`` rows, the GP of every row with the segments before and since it correlated
+        by a fitted ``ρ`` (:func:`~torch_advbandit.policies.time_varying_selection.segment_correlated_model`)."""
         self.last_held = 0.0  # set by every selection (a raise in select restores it: _atomically)
+        self.last_segment_correlation = float("nan")
         if self.time_varying_significance is not None and self.train_X.shape[0]:
-            model, statistic = tested_time_varying_model(self) if self.since == 0 else (None, float("nan"))
+            if self.since == 0:
+                model, statistic = tested_time_varying_model(self)
+            else:  # a change point in force: the segments before and since it, correlated
+                (model, self.last_segment_correlation), statistic = segment_correlated_model(self), float("nan")
             self.last_time_varying = statistic  # set once the test has run (a raise in select restores it: _atomically)
             if model is not None:
                 return model

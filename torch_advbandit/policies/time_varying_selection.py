@@ -13,12 +13,25 @@ row at the count of the observations before it, as :class:`~torch_advbandit.Time
 and, where its test passes at level ``α``, selects by UCB on it at the next step; elsewhere the selection is the
 automatic memory's. Cost per selection: the test's fits (the space-time model, the ``ε = 0`` model and a refit of one
 from the other's optimum: three L-BFGS runs on every row).
+
+While the memory holds a change point ``τ`` (the automatic memory's competition chose "every row since ``τ``"),
+the rows before it are not all stale: a jump may move only part of the objective (Branin reflected, ``f(1 − x)``,
+correlates 0.22 with ``f``). There, once at least ``2(d + 1)`` rows follow ``τ``, the selection is on one GP of
+every row in which the rows before and since ``τ`` are two segments, each standardised by its own mean and
+standard deviation, whose covariance is ``k(x, x')`` within a segment and ``ρ·k(x, x')`` across, ``ρ`` fitted with
+the kernel's hyperparameters and the noise (:func:`segment_correlated_model`; the coregionalisation of two tasks,
+[Alvarez2012], with the change point's segments as the tasks). ``ρ = 0`` is the memory since ``τ`` with the
+hyperparameters of every row; ``ρ = 1``, one function. Cost per selection under a change point: one L-BFGS run on
+every row.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
+from ..spacetime import AtTime
 from .time_varying_gp_ucb import TimeVaryingGPUCB, critical_value
 
 
@@ -73,3 +86,47 @@ def tested_time_varying_model(policy):
     statistic = view.diagnostics()["lr_statistic"]
     passed = statistic > critical_value(policy.time_varying_significance)  # NaN (warming up) fails
     return (model if passed else None), statistic
+
+
+def segment_correlated_model(policy) -> tuple[AtTime | None, float]:
+    """``(model, ρ)`` while ``policy`` (``time_varying_significance`` set) holds a change point ``τ =
+    policy.since`` followed by at least ``2(d + 1)`` rows, else ``(None, NaN)``: the model is a ``SingleTaskGP``
+    over ``(x, s)``, ``s`` 0 for the rows before ``τ`` and 1 for the rows since, with the covariance
+
+    ``k((x, s), (x', s')) = k_X(x, x')·ρ^{|s − s'|}``, ``ρ = exp(−1/ℓ_s)``  [Alvarez2012]
+
+    (:func:`~torch_advbandit.spacetime.space_time_kernel` on the segment label), each segment's outcomes
+    standardised by its own mean and standard deviation (a segment of one row: 0; of equal outcomes: centred), the
+    space kernel's hyperparameters (starting at the policy's initial kernel), ``ℓ_s`` (starting at 1), the noise
+    and the mean fitted by ``fit_gpytorch_mll`` under the policy's fit seed, seen at ``s = 1``
+    (:class:`~torch_advbandit.spacetime.AtTime`); ``ρ`` is its fitted cross-segment correlation. Its posterior
+    ranks the candidates as on the newest segment's outcomes (a positive affine map of them: UCB's argmax is the
+    same).
+
+    Example:
+        >>> from torch_advbandit import WGPUCB
+        >>> from torch_advbandit.kernels import make_kernel
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> policy = WGPUCB(X, make_kernel("se", 1), 10, discount="auto", fit_hyperparameters=True,
+        ...                 time_varying_significance=0.01)
+        >>> policy.observe(X[:8], torch.sin(6 * X[:8]))
+        >>> segment_correlated_model(policy)  # no change point in force
+        (None, nan)
+    """
+    m, d, since = policy.train_X.shape[0], policy.train_X.shape[1], int(policy.since)
+    if since == 0 or m - since < 2 * (d + 1):
+        return None, math.nan
+    view = time_varying_view(policy)
+    later = torch.arange(m, device=policy.train_X.device) >= since
+    view.row_rounds = later.long() * view.time_unit  # s = row_rounds / time_unit: 0 before τ, 1 since
+    Y = policy.rewards.clone()
+    for rows in (~later, later):
+        if int(rows.sum()) > 1:
+            std = Y[rows].std()
+            Y[rows] = (Y[rows] - Y[rows].mean()) / (std if std > 0 else 1.0)
+        else:
+            Y[rows] = 0.0
+    view.rewards = Y
+    gp = view._gp(1.0)
+    rho = math.exp(-1.0 / float(gp.covar_module.time.lengthscale.detach()))
+    return AtTime(gp, 1.0), rho
