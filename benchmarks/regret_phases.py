@@ -12,6 +12,11 @@ and ``botorch_ucb`` ran: the mean regret of each phase for the method and for Bo
 (:func:`paired_ratios.paired_interval`). A rule that forgets can only gain after the objective moves; a difference
 before ``T/2`` on the abrupt scenario (where ``f_t`` is the stationary control's until then) is the rule's
 selections on a function that has not moved yet.
+
+With ``--change-rounds``: for each method that records the memory's change point (diagnostic ``since``, the row
+from which the memory keeps every row; 0 for none), the rounds whose selection was made while one was in force
+(``since > 0`` after the round before), how many runs hold one, and the regret of those rounds beside BoTorch's
+in the same rounds of the same seeds (:func:`change_point_regret`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,21 @@ def phase_regret(cumulative: list[float], after: int) -> tuple[float, float, flo
     return cumulative[half - 1], cumulative[cut - 1] - cumulative[half - 1], cumulative[-1] - cumulative[cut - 1]
 
 
+def change_point_regret(cumulative: list[float], vanilla: list[float], since: list[float]) -> tuple[int, float, float]:
+    """``(rounds, ours, theirs)``: the rounds selected while a change point was in force (``since[t − 1] > 0``: the
+    memory after round ``t − 1`` is what round ``t`` selects on) and the regret of those rounds in ``cumulative``
+    and in ``vanilla`` (cumulative dynamic regrets of the same rounds).
+
+    Example:
+        >>> change_point_regret([1.0, 2.0, 4.0, 7.0], [1.0, 1.5, 2.0, 2.5], [0.0, 3.0, 3.0, 0.0])
+        (2, 5.0, 1.0)
+    """
+    rounds = [t for t in range(1, len(cumulative)) if since[t - 1] > 0]
+    ours = sum(cumulative[t] - cumulative[t - 1] for t in rounds)
+    theirs = sum(vanilla[t] - vanilla[t - 1] for t in rounds)
+    return len(rounds), ours, theirs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+")
@@ -46,16 +66,33 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="+", default=["abrupt", "drift", "stationary"])
     parser.add_argument("--after", type=int, default=3, help="rounds from T/2 counted as the jump's (default 3)")
     parser.add_argument("--resamples", type=int, default=4000)
+    parser.add_argument("--change-rounds", action="store_true", help="the rounds selected under a change point")
     args = parser.parse_args()
     if args.after < 1:
         parser.error("--after: at least 1")
     if args.resamples < 100:
         parser.error("--resamples: at least 100")
     curves: dict[tuple, dict[int, list[float]]] = defaultdict(dict)
+    changes: dict[tuple, dict[int, list[float]]] = defaultdict(dict)
     for folder in args.dirs:
         for r in RecordStore(folder).records():
             c = r.trial
             curves[(c.problem, c.scenario, c.method)][c.seed] = list(r.expected_regret)
+            if "since" in r.diagnostics:
+                changes[(c.problem, c.scenario, c.method)][c.seed] = list(r.diagnostics["since"])
+    if args.change_rounds:
+        print("| problem | scenario | method | seeds | runs holding a change | rounds | their regret | BoTorch's |")
+        print("|---|---|---|---|---|---|---|---|")
+        for key in sorted(changes):
+            if key[1] not in args.scenarios or (args.methods and key[2] not in args.methods):
+                continue
+            base = curves.get((*key[:2], "botorch_ucb"), {})
+            seeds = sorted(set(base) & set(changes[key]))
+            parts = [change_point_regret(curves[key][s], base[s], changes[key][s]) for s in seeds]
+            held = sum(1 for n, _, _ in parts if n)
+            n, ours, theirs = (sum(p[k] for p in parts) for k in range(3))
+            print(f"| {key[0]} | {key[1]} | {key[2]} | {len(seeds)} | {held} | {n} | {ours:.1f} | {theirs:.1f} |")
+        return
     a = args.after
     print(f"| problem | scenario | method | seeds | before T/2 | T/2 to T/2 + {a} | rest | total, / BoTorch "
           "(95 % interval) |")  # fmt: skip

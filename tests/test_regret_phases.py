@@ -10,7 +10,7 @@ import torch
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from regret_phases import phase_regret  # noqa: E402
+from regret_phases import change_point_regret, phase_regret  # noqa: E402
 
 from torch_advbandit.experiments.botorch_drift import BoTorchDriftTrialConfig  # noqa: E402
 from torch_advbandit.experiments.store import RecordStore  # noqa: E402
@@ -48,3 +48,26 @@ def test_bad_arguments_exit_with_status_2(tmp_path):
     script = str(ROOT / "benchmarks" / "regret_phases.py")
     out = subprocess.run([sys.executable, script, str(tmp_path), "--after", "0"], capture_output=True, text=True)
     assert out.returncode == 2 and "--after" in out.stderr
+
+
+def test_change_rounds_are_the_rounds_selected_after_a_change_point_entered():
+    rng = torch.Generator().manual_seed(5)
+    ours, theirs = torch.rand(8, generator=rng, dtype=torch.float64), torch.rand(8, generator=rng, dtype=torch.float64)
+    since = [0.0, 0.0, 4.0, 4.0, 0.0, 0.0, 6.0, 0.0]  # in force after rounds 2, 3, 6: rounds 3, 4, 7 select under it
+    n, mine, vanilla = change_point_regret(ours.cumsum(0).tolist(), theirs.cumsum(0).tolist(), since)
+    assert n == 3
+    assert mine == pytest.approx(float(ours[[3, 4, 7]].sum()), abs=1e-12)
+    assert vanilla == pytest.approx(float(theirs[[3, 4, 7]].sum()), abs=1e-12)
+    assert change_point_regret([1.0, 2.0], [1.0, 2.0], [0.0, 0.0]) == (0, 0, 0)
+
+
+def test_the_change_rounds_table_counts_the_runs_holding_a_change(tmp_path):
+    store = RecordStore(tmp_path)
+    for method in ("botorch_ucb", "wgp_auto_time_varying"):
+        store.put(BoTorchDriftTrialConfig("branin", "abrupt", method, 0, horizon=4, num_candidates=64).run())
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "regret_phases.py"), str(tmp_path), "--change-rounds"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| branin")]
+    assert rows == ["| branin | abrupt | wgp_auto_time_varying | 1 | 0 | 0 | 0.0 | 0.0 |"]
