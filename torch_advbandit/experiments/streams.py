@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..memory_average import REPEAT_WINDOW, REPEATS
+import torch
+
+from ..memory_average import held_row
 
 #: Version of each environment and policy of the experiments; bump on any change of its output.
 STREAM_VERSIONS: dict[str, int] = {
@@ -112,10 +114,11 @@ def never_held(record: Any) -> bool:
         >>> never_held(SimpleNamespace(chosen=[3] * 17, expected_regret=[1.0] * 17))
         False
     """
-    chosen = list(record.chosen)
-    if len(chosen) != len(record.expected_regret):
+    chosen = torch.tensor(list(record.chosen)).unsqueeze(-1)  # one row a selection: the held row is a candidate index
+    if chosen.shape[0] != len(record.expected_regret):
         return False
-    return all(chosen[max(t - REPEAT_WINDOW, 0) : t].count(c) < REPEATS for t, c in enumerate(chosen))
+    held = (held_row(chosen[:t]) for t in range(chosen.shape[0]))
+    return all(h is None or not torch.equal(h, chosen[t]) for t, h in enumerate(held))
 
 
 #: ``component → ((made, by, rule), ...)``, one step a version: version ``by`` reproduces the records of version

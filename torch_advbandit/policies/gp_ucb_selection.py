@@ -56,12 +56,17 @@ class GPUCBSelectionMixin:
         chosen = (self.discount, self.since)  # its factor is the one kept from round to round
         models = [self._factored(self._model_data(*m), self._factors if m == chosen else None) for m, _ in members]
         average = AveragedGP(models, [w for _, w in members])
-        held = held_row(self.train_X[self.train_X.shape[0] - self.change_points.scored :])
+        held = held_row(self.train_X[self.lone_start() :])
         if held is None or not torch.equal(self.candidates[self._ucb_argmax(average)[0]], held):
             return average
         self.last_held = 1.0
         own = [model for (m, _), model in zip(members, models, strict=True) if m == chosen]
         return own[0] if own else self._factored(self._model_data(), self._factors)  # the chosen memory's own UCB
+
+    def lone_start(self) -> int:
+        """Index of the first lone observation in ``train_X``: the rows before it were observed together before any
+        other (an initial design), every row from it on is scored by the memories (``change_points.scored``)."""
+        return self.train_X.shape[0] - self.change_points.scored
 
     def _factored(self, data, cache: CholeskyCache | None) -> FactoredGP:
         positions, X, Y, noise = data  # the newest observation (age 0) has the noise a new one would get

@@ -56,7 +56,7 @@ def time_varying_view(policy) -> TimeVaryingGPUCB:
         policy.candidates, policy._initial_kernel, policy.horizon, significance=policy.time_varying_significance,
         beta=policy.beta, chunk_size=policy.chunk_size, generator=policy.generator,
     )  # fmt: skip
-    m, design = policy.train_X.shape[0], policy.train_X.shape[0] - policy.change_points.scored
+    m, design = policy.train_X.shape[0], policy.lone_start()
     rounds = torch.arange(m, device=policy.train_X.device)
     rounds[:design] = 0
     view.train_X, view.rewards, view.row_rounds, view.t = policy.train_X, policy.rewards, rounds, m
