@@ -1,6 +1,7 @@
 """The average over memories of ``discount="auto"`` with fitted hyperparameters: the mixture's moments against Monte
 Carlo draws, the weights against the scores, and every member against a dense BoTorch posterior built here."""
 
+import copy
 import math
 
 import pytest
@@ -203,6 +204,31 @@ def test_the_average_yields_to_the_chosen_memory_where_its_pick_is_the_row_of_16
     model = policy.selection_model()
     assert [kind for kind, _ in seen] == [AveragedGP]
     assert isinstance(model, FactoredGP if seen[0][1] == held else AveragedGP)
+
+
+def test_select_takes_the_average_pick_selection_model_computed_and_picks_what_a_second_pass_would(monkeypatch):
+    """With a held row in the window and the average picking another candidate, ``select`` uses the average's UCB
+    argmax that ``selection_model`` computed (one acquisition pass, not two), and picks exactly what a second pass on
+    a copy of the policy picks."""
+    policy, _ = _jumped(rounds=36)
+    X = policy.candidates
+    held = next(i for i in range(60) if not (policy.train_X == X[i]).all(-1).any())
+    for _ in range(16):
+        policy.observe(X[held : held + 1], torch.tensor([[math.sin(6 * float(X[held, 0])) * -2]], dtype=DT))
+    passes = []
+
+    def first_elsewhere(model):  # the first pass picks another candidate, any later one the held row
+        passes.append(model)
+        return (held + 1 if len(passes) == 1 else held), 1.0
+
+    monkeypatch.setattr(policy, "_ucb_argmax", first_elsewhere)
+    assert policy.select() == held + 1 and len(passes) == 1 and isinstance(passes[0], AveragedGP)
+    monkeypatch.undo()
+    policy.update(held + 1, 0.0)
+    assert torch.equal(held_row(policy.train_X[-20:]), X[held])
+    twin = copy.deepcopy(policy)
+    model = twin.selection_model()
+    assert policy.select() == twin._ucb_argmax(model)[0]
 
 
 def test_held_row_needs_16_of_the_last_20_rows():

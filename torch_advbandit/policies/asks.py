@@ -38,6 +38,7 @@ class AnyRowsMixin:
 
     _takes_any_rows = True
     _horizon_optional = True  # the horizon of a model-based policy sets defaults only: ``None`` when unknown
+    _picked = None  # (model, (index, β)): a UCB argmax selection_model computed on the model it returns
 
     def _ask(self, q: int | None) -> int | torch.Tensor:
         """Asks of a model-based policy: ``select()`` is idempotent (the oldest pending point, or a new
@@ -105,10 +106,11 @@ class AnyRowsMixin:
         """One new point: the argmax of BoTorch's ``UpperConfidenceBound`` (``β_t²``) on :meth:`selection_model`
         over the candidates by ``optimize_acqf_discrete``; uniform, with the policy's generator, without a model."""
         model = self.selection_model()
+        picked, self._picked = self._picked, None
         if model is None:
             self.last_beta = float("nan")
             return int(torch.randint(self.n, (), generator=self.generator, device=self.candidates.device))
-        index, self.last_beta = self._ucb_argmax(model)
+        index, self.last_beta = picked[1] if picked is not None and picked[0] is model else self._ucb_argmax(model)
         return index
 
     def _ucb_argmax(self, model) -> tuple[int, float]:
@@ -132,7 +134,7 @@ class AnyRowsMixin:
         choices = free.nonzero().squeeze(-1)
         if choices.numel() < q:
             raise ValueError(f"q = {q} asks exceed the {choices.numel()} candidates not pending")
-        model = self.selection_model()
+        model, self._picked = self.selection_model(), None
         if model is None:
             order = torch.randperm(choices.numel(), generator=self.generator, device=choices.device)
             return choices[order[:q]]

@@ -40,6 +40,7 @@ class GPUCBSelectionMixin:
         followed by at least ``2(d + 1)`` rows, the GP of every row with the segments before and since it correlated
         by a fitted ``ρ`` (:func:`~torch_advbandit.policies.time_varying_selection.segment_correlated_model`)."""
         self.last_held = 0.0  # set by every selection (a raise in select restores it: _atomically)
+        self._picked = None
         self.last_segment_correlation = float("nan")
         if self.time_varying_significance is not None and self.train_X.shape[0]:
             if self.since == 0:
@@ -57,7 +58,11 @@ class GPUCBSelectionMixin:
         models = [self._factored(self._model_data(*m), self._factors if m == chosen else None) for m, _ in members]
         average = AveragedGP(models, [w for _, w in members])
         held = held_row(self.train_X[self.lone_start() :])
-        if held is None or not torch.equal(self.candidates[self._ucb_argmax(average)[0]], held):
+        if held is None:
+            return average
+        pick = self._ucb_argmax(average)
+        if not torch.equal(self.candidates[pick[0]], held):
+            self._picked = (average, pick)  # select's _draw takes this pick instead of a second acquisition pass
             return average
         self.last_held = 1.0
         own = [model for (m, _), model in zip(members, models, strict=True) if m == chosen]
